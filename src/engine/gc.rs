@@ -1,0 +1,131 @@
+//! Garbage collection of the heap segment above the newest choice point:
+//! mark from the live continuation, the pending goal, the host's roots and
+//! the old cells bound since that choice point (found on the trail), then
+//! slide the live cells down. Backtracking never needs the collected
+//! segment, so choice points are untouched. This keeps deterministic loops
+//! in constant memory.
+
+use super::machine::Machine;
+use super::term::Cell;
+
+/// Fewest heap cells between collections.
+const MIN_GAP: usize = 1 << 19;
+
+/// Collects the heap segment above the newest choice point.
+pub fn collect(m: &mut Machine) {
+    let mark = m.choices.last().map_or(0, |c| c.heap);
+    let top = m.store.heap.len();
+    m.gc_runs += 1;
+    if top <= mark {
+        m.gc_at = top + MIN_GAP;
+        return;
+    }
+    let size = top - mark;
+    let mut marked = vec![false; size];
+    let mut stack: Vec<Cell> = Vec::new();
+    let heap = &m.store.heap;
+
+    // Roots: goal arrays of the live continuation.
+    let mut nodes = Vec::new();
+    let mut node = m.cont.clone();
+    while let Some(n) = node {
+        let base = n.base.get();
+        if base >= mark {
+            for i in base..base + n.len as usize {
+                if !marked[i - mark] {
+                    marked[i - mark] = true;
+                    stack.push(heap[i]);
+                }
+            }
+            nodes.push(n.clone());
+        }
+        node = n.next.clone();
+    }
+    if let Some((g, _)) = m.pending {
+        stack.push(g);
+    }
+    stack.extend_from_slice(&m.roots);
+    let trail_from = m.choices.last().map_or(0, |c| c.trail);
+    let old_cells: Vec<usize> = m.store.trail[trail_from..].iter().copied().filter(|&a| a < mark).collect();
+    for &a in &old_cells {
+        stack.push(heap[a]);
+    }
+
+    // Mark.
+    while let Some(c) = stack.pop() {
+        match c {
+            Cell::Ref(a) if a >= mark => {
+                if !marked[a - mark] {
+                    marked[a - mark] = true;
+                    let v = heap[a];
+                    if v != Cell::Ref(a) {
+                        stack.push(v);
+                    }
+                }
+            }
+            Cell::Str(p) if p >= mark => {
+                let Cell::Fun(_, n) = heap[p] else { unreachable!("Str points at Fun") };
+                marked[p - mark] = true;
+                for i in p + 1..=p + n as usize {
+                    if !marked[i - mark] {
+                        marked[i - mark] = true;
+                        stack.push(heap[i]);
+                    }
+                }
+            }
+            Cell::Lst(p) if p >= mark => {
+                for i in p..p + 2 {
+                    if !marked[i - mark] {
+                        marked[i - mark] = true;
+                        stack.push(heap[i]);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    // Forwarding addresses.
+    let mut fwd = vec![0usize; size];
+    let mut next = mark;
+    for i in 0..size {
+        if marked[i] {
+            fwd[i] = next;
+            next += 1;
+        }
+    }
+    let reloc = |c: Cell| -> Cell {
+        match c {
+            Cell::Ref(a) if a >= mark => Cell::Ref(fwd[a - mark]),
+            Cell::Str(p) if p >= mark => Cell::Str(fwd[p - mark]),
+            Cell::Lst(p) if p >= mark => Cell::Lst(fwd[p - mark]),
+            other => other,
+        }
+    };
+
+    // Slide.
+    let heap = &mut m.store.heap;
+    for i in 0..size {
+        if marked[i] {
+            heap[fwd[i]] = reloc(heap[mark + i]);
+        }
+    }
+    heap.truncate(next);
+    for &a in &old_cells {
+        heap[a] = reloc(heap[a]);
+    }
+    for n in nodes {
+        n.base.set(fwd[n.base.get() - mark]);
+    }
+    if let Some((g, b)) = m.pending {
+        m.pending = Some((reloc(g), b));
+    }
+    for r in m.roots.iter_mut() {
+        *r = reloc(*r);
+    }
+    let live = next;
+    m.gc_at = live + live.max(MIN_GAP);
+    if m.store.heap.capacity() > 4 * m.gc_at {
+        m.store.heap.shrink_to(2 * m.gc_at);
+    }
+}

@@ -1,0 +1,438 @@
+//! The engine: `Engine::load` compiles a program into the database,
+//! `Engine::query` runs a goal and returns its answers one by one.
+//!
+//! Stage: `syntax::parse` → AST → `engine::Database` (compiled, indexed
+//! clauses) → `Engine::query` → answers.
+
+pub mod arith;
+pub mod atoms;
+pub mod builtins;
+pub mod compile;
+pub mod db;
+pub mod format;
+pub mod gc;
+pub mod machine;
+pub mod term;
+pub mod write;
+mod check;
+
+pub use machine::{Exc, Limits};
+pub use term::{Cell, Tmpl};
+pub use write::WriteOpts;
+
+use crate::syntax::{self, Ast, Diagnostic, Span};
+use atoms::atom;
+use compile::{ClauseError, ast_to_heap, compile_clause};
+use machine::Machine;
+use std::rc::Rc;
+
+const PRELUDE: &str = include_str!("prelude.pl");
+
+/// A logic-programming engine with its database.
+pub struct Engine {
+    pub(crate) m: Machine,
+}
+
+/// What loading a program reported.
+#[derive(Debug, Default)]
+pub struct LoadReport {
+    /// Syntax errors, clause errors, directive errors and warnings, in
+    /// source order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl LoadReport {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(|d| d.is_error())
+    }
+}
+
+/// A binding in an answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Binding {
+    pub name: String,
+    /// The value as `writeq/1` writes it (other variables named `_A`...).
+    pub text: String,
+    /// The value as a self-contained term.
+    pub term: Tmpl,
+}
+
+/// One answer to a query.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Answer {
+    pub bindings: Vec<Binding>,
+    /// What the query wrote while finding this answer.
+    pub output: String,
+}
+
+/// Why a query stopped with an error.
+#[derive(Clone, Debug, PartialEq)]
+pub enum QueryError {
+    /// An uncaught exception: the ball as `writeq` text and a message a
+    /// person can read.
+    Exception { ball: String, message: String, term: Tmpl },
+    /// A resource limit (`steps`, `time` or `memory`).
+    Limit { resource: String, message: String },
+    /// `halt/0,1` was called.
+    Halt(i32),
+    /// The goal text did not parse.
+    Syntax(Diagnostic),
+}
+
+impl std::fmt::Display for QueryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QueryError::Exception { message, .. } | QueryError::Limit { message, .. } => write!(f, "{message}"),
+            QueryError::Halt(c) => write!(f, "halt({c})"),
+            QueryError::Syntax(d) => write!(f, "syntax error: {}", d.message),
+        }
+    }
+}
+
+impl std::error::Error for QueryError {}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Engine {
+    /// A new engine with the library loaded.
+    pub fn new() -> Engine {
+        let mut e = Engine { m: Machine::new() };
+        let report = e.load_text("prelude", PRELUDE, true);
+        debug_assert!(!report.has_errors(), "prelude: {:?}", report.diagnostics);
+        e
+    }
+
+    /// Seeds the random generator (`random/1`, `random_between/3`...).
+    pub fn set_seed(&mut self, seed: u64) {
+        use rand::SeedableRng;
+        self.m.rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    }
+
+    /// Sets limits for the following queries.
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.m.limits = limits;
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.m.limits
+    }
+
+    /// Writes output straight to stdout instead of collecting it in answers.
+    pub fn set_echo(&mut self, echo: bool) {
+        self.m.echo = echo;
+    }
+
+    /// Inference steps of the last query.
+    pub fn steps(&self) -> u64 {
+        self.m.steps
+    }
+
+    /// Loads a program. Syntax errors do not stop the rest of the file from
+    /// loading; every problem is reported.
+    pub fn load(&mut self, name: &str, src: &str) -> LoadReport {
+        self.load_text(name, src, false)
+    }
+
+    fn load_text(&mut self, name: &str, src: &str, library: bool) -> LoadReport {
+        let program = syntax::parse_program(src);
+        let mut report = LoadReport { diagnostics: program.errors };
+        let file: Rc<str> = Rc::from(name);
+        self.m.loading = Some(file.clone());
+        let mut last_key: Option<(atoms::Atom, u32)> = None;
+        let mut seen: Vec<(atoms::Atom, u32)> = Vec::new();
+        let mut wiped: Vec<(atoms::Atom, u32)> = Vec::new();
+        let mut inits: Vec<(Ast, Span)> = Vec::new();
+        for clause in &program.clauses {
+            if !library {
+                check::singletons(clause, &mut report.diagnostics);
+            }
+            if let Ast::Compound(n, args, _) = &clause.term {
+                if n == ":-" && args.len() == 1 {
+                    if let Ast::Compound(d, dargs, _) = &args[0] {
+                        if d == "initialization" && !dargs.is_empty() {
+                            inits.push((dargs[0].clone(), clause.span));
+                            continue;
+                        }
+                    }
+                    self.run_directive(&args[0], clause.span, &mut report);
+                    continue;
+                }
+            }
+            let mark = self.m.store.heap.len();
+            let mut vars = Vec::new();
+            let term = ast_to_heap(&clause.term, &mut self.m.atoms, &mut self.m.store, &mut vars);
+            let result = compile_clause(&mut self.m.store, term, Some((file.clone(), clause.span)));
+            self.m.store.heap.truncate(mark);
+            let code = match result {
+                Ok(c) => c,
+                Err(e) => {
+                    let msg = match e {
+                        ClauseError::VarHead => "the head of this clause is a variable".to_string(),
+                        ClauseError::NotCallable(c) => {
+                            format!("`{}` cannot be a goal or a clause head", self.m.format_term(c, &WriteOpts::writeq()))
+                        }
+                    };
+                    report.diagnostics.push(Diagnostic::error(clause.span, msg, "in this clause"));
+                    continue;
+                }
+            };
+            let head = head_of(&clause.term);
+            let (hname, harity) = head.key().expect("compiled clause has a callable head");
+            let key = (self.m.atoms.intern(hname), harity as u32);
+            match self.m.db.entries.get(&key) {
+                Some(db::Entry::Builtin(_)) | Some(db::Entry::Control(_)) => {
+                    report.diagnostics.push(
+                        Diagnostic::error(head.span(), format!("`{hname}/{harity}` is a builtin and cannot be redefined"), "this clause")
+                            .with_help("rename your predicate"),
+                    );
+                    continue;
+                }
+                _ => {}
+            }
+            let pred = self.m.db.pred_mut(key.0, key.1).expect("not a builtin");
+            if !library && pred.library && !wiped.contains(&key) {
+                // A program's own definition replaces the library's.
+                pred.clear();
+                pred.library = false;
+                wiped.push(key);
+            }
+            pred.library = library;
+            pred.add(code, false);
+            let dynamic = pred.dynamic;
+            if !library && last_key != Some(key) {
+                if seen.contains(&key) && !self.m.db.discontiguous.contains(&key) && !dynamic {
+                    report.diagnostics.push(
+                        Diagnostic::warning(
+                            head.span(),
+                            format!("clauses of `{hname}/{harity}` are not together in the source file"),
+                            "this clause is separated from the earlier ones",
+                        )
+                        .with_help(format!("keep them together, or declare `:- discontiguous {hname}/{harity}.`")),
+                    );
+                } else if !seen.contains(&key) {
+                    seen.push(key);
+                }
+                last_key = Some(key);
+            }
+        }
+        for (goal, span) in inits {
+            self.run_directive(&goal, span, &mut report);
+        }
+        self.m.loading = None;
+        if !library {
+            check::undefined_calls(self, &program.clauses, &mut report.diagnostics);
+        }
+        report.diagnostics.sort_by_key(|d| d.span.start);
+        report
+    }
+
+    fn run_directive(&mut self, goal: &Ast, span: Span, report: &mut LoadReport) {
+        let text = format!("directive `{}`", short(goal));
+        match self.run_once(goal) {
+            Ok(true) => {}
+            Ok(false) => report.diagnostics.push(Diagnostic::warning(span, format!("{text} failed"), "this directive")),
+            Err(e) => report.diagnostics.push(Diagnostic::error(span, format!("{text} raised an error: {e}"), "this directive")),
+        }
+        let out = std::mem::take(&mut self.m.out);
+        if !out.is_empty() {
+            print!("{out}");
+        }
+    }
+
+    /// Runs a parsed goal once (directives).
+    fn run_once(&mut self, goal: &Ast) -> Result<bool, QueryError> {
+        let mut vars = Vec::new();
+        let g = ast_to_heap(goal, &mut self.m.atoms, &mut self.m.store, &mut vars);
+        self.m.start(g);
+        let r = self.m.solve(false);
+        let r = r.map_err(|e| self.query_error(e));
+        self.reset();
+        r
+    }
+
+    fn reset(&mut self) {
+        self.m.choices.clear();
+        self.m.cont = None;
+        self.m.pending = None;
+        self.m.store.trail.clear();
+        self.m.store.hb = 0;
+        self.m.store.heap.clear();
+        self.m.roots.clear();
+        self.m.bags.clear();
+        self.m.gc_at = self.m.store.heap.len() + (1 << 19);
+    }
+
+    /// Parses and starts a query; its answers come from the iterator.
+    pub fn query(&mut self, text: &str) -> Result<Query<'_>, QueryError> {
+        let clause = syntax::parse_term(text).map_err(QueryError::Syntax)?;
+        self.reset();
+        let mut vars = Vec::new();
+        let g = ast_to_heap(&clause.term, &mut self.m.atoms, &mut self.m.store, &mut vars);
+        self.m.roots = vars.iter().map(|(_, c)| *c).collect();
+        let names = vars.into_iter().map(|(n, _)| n).collect();
+        self.m.start(g);
+        Ok(Query { engine: self, names, state: State::Fresh })
+    }
+
+    /// Turns an engine exception into a query error with a readable message.
+    fn query_error(&mut self, e: Exc) -> QueryError {
+        match e {
+            Exc::Halt(c) => QueryError::Halt(c),
+            Exc::Limit(r) => {
+                let resource = self.m.atoms.name(r).to_string();
+                let message = match resource.as_str() {
+                    "steps" => format!(
+                        "resource_error(steps): the query was stopped after {} inference steps (raise the limit with --max-steps)",
+                        self.m.limits.max_steps.unwrap_or(0)
+                    ),
+                    "time" => format!(
+                        "resource_error(time): the query was stopped after {:.1} seconds (raise the limit with --timeout)",
+                        self.m.limits.timeout.map_or(0.0, |d| d.as_secs_f64())
+                    ),
+                    _ => "resource_error(memory): the query used more memory than its limit".to_string(),
+                };
+                QueryError::Limit { resource, message }
+            }
+            Exc::Throw(t) => {
+                self.m.store.heap.truncate(self.m.store.heap.len());
+                let c = self.m.store.copy_in(&t, &mut Vec::new());
+                let ball = self.m.format_term(c, &WriteOpts::writeq());
+                let message = check::describe_error(&mut self.m, c);
+                QueryError::Exception { ball, message, term: t }
+            }
+        }
+    }
+}
+
+fn head_of(t: &Ast) -> &Ast {
+    match t {
+        Ast::Compound(n, a, _) if n == ":-" && a.len() == 2 => &a[0],
+        t => t,
+    }
+}
+
+fn short(t: &Ast) -> String {
+    match t.key() {
+        Some((n, a)) => format!("{n}/{a}"),
+        None => "?".into(),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    Fresh,
+    Running,
+    Done,
+}
+
+/// The answers of a query, found one at a time.
+pub struct Query<'e> {
+    engine: &'e mut Engine,
+    names: Vec<String>,
+    state: State,
+}
+
+impl Query<'_> {
+    /// Names of the query's variables (without `_`).
+    pub fn variables(&self) -> &[String] {
+        &self.names
+    }
+
+    fn answer(&mut self) -> Answer {
+        let m = &mut self.engine.m;
+        let roots = m.roots.clone();
+        // Name unbound query variables by their own names, other free
+        // variables _A, _B...; undo it all afterwards.
+        let mut named: Vec<usize> = Vec::new();
+        let mut skip = vec![false; roots.len()];
+        for (i, (name, &c)) in self.names.iter().zip(&roots).enumerate() {
+            if let Cell::Ref(a) = m.store.deref(c) {
+                let n = Cell::Atom(m.atoms.intern(name));
+                let v = m.store.new_struct(atom::VAR_, &[n]);
+                m.store.heap[a] = v;
+                named.push(a);
+                skip[i] = true;
+            }
+        }
+        let values: Vec<Cell> = roots.iter().map(|&c| m.store.deref(c)).collect();
+        let list = m.store.new_list(&values);
+        let free = m.term_vars(list);
+        for (k, v) in free.iter().enumerate() {
+            if let Cell::Ref(a) = *v {
+                let n = Cell::Atom(m.atoms.intern(&format!("_{}", write::var_name(k as i64))));
+                let s = m.store.new_struct(atom::VAR_, &[n]);
+                m.store.heap[a] = s;
+                named.push(a);
+            }
+        }
+        let mut bindings = Vec::new();
+        for (i, name) in self.names.iter().enumerate() {
+            if name.starts_with('_') {
+                continue;
+            }
+            let v = values[i];
+            if skip[i] {
+                // Unbound: shown only if another variable shares it.
+                if let Cell::Str(p) = v {
+                    if let Cell::Atom(a) = m.store.deref(m.store.heap[p + 1]) {
+                        if m.atoms.name(a) == name {
+                            continue;
+                        }
+                    }
+                }
+            }
+            let text = m.format_term(v, &WriteOpts::writeq());
+            let term = m.store.copy_out(v, &mut Vec::new());
+            bindings.push(Binding { name: name.clone(), text, term });
+        }
+        for a in named {
+            m.store.heap[a] = Cell::Ref(a);
+        }
+        Answer { bindings, output: std::mem::take(&mut m.out) }
+    }
+}
+
+impl Iterator for Query<'_> {
+    type Item = Result<Answer, QueryError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.state == State::Done {
+            return None;
+        }
+        let retry = self.state == State::Running;
+        self.state = State::Running;
+        match self.engine.m.solve(retry) {
+            Ok(true) => {
+                if self.engine.m.choices.is_empty() {
+                    // No choice point left: this was the last answer.
+                    self.state = State::Done;
+                }
+                Some(Ok(self.answer()))
+            }
+            Ok(false) => {
+                self.state = State::Done;
+                None
+            }
+            Err(e) => {
+                self.state = State::Done;
+                Some(Err(self.engine.query_error(e)))
+            }
+        }
+    }
+}
+
+impl Query<'_> {
+    /// Whether the last answer was the last one (no choice point left).
+    pub fn is_done(&self) -> bool {
+        self.state == State::Done
+    }
+
+    /// Output written since the last answer (after the query ends).
+    pub fn take_output(&mut self) -> String {
+        std::mem::take(&mut self.engine.m.out)
+    }
+}

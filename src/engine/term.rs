@@ -1,0 +1,394 @@
+//! Terms in the engine: a heap of cells with a trail, and self-contained
+//! term templates (compiled clauses, findall results, exception balls).
+//! Every traversal here uses an explicit stack, never Rust recursion, so
+//! arbitrarily deep terms cannot overflow the Rust stack.
+
+use super::atoms::{Atom, atom};
+use std::cmp::Ordering;
+
+/// One heap cell. `Str` and `Lst` point at other cells; `Ref` to itself is
+/// an unbound variable.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Cell {
+    /// A variable: unbound when it points at its own cell.
+    Ref(usize),
+    Atom(Atom),
+    Int(i64),
+    Flt(f64),
+    /// A compound term: points at its `Fun` header, arguments follow.
+    Str(usize),
+    /// A compound header: name and arity.
+    Fun(Atom, u32),
+    /// A list cell `[H|T]`: points at two cells, head and tail.
+    Lst(usize),
+    /// A string object.
+    Text(u32),
+}
+
+/// A self-contained term: `cells[0]` is the root; `Ref(k)` is variable
+/// number `k`; `Str`/`Lst` point inside `cells`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tmpl {
+    pub cells: Vec<Cell>,
+    pub nvars: usize,
+}
+
+/// The heap and trail.
+#[derive(Debug, Default)]
+pub struct Store {
+    pub heap: Vec<Cell>,
+    pub trail: Vec<usize>,
+    /// Heap top at the newest choice point: variables below it are trailed
+    /// when bound.
+    pub hb: usize,
+    /// String objects (`"text"`), by number.
+    pub texts: Vec<std::rc::Rc<str>>,
+    /// Scratch stacks reused by unification and building.
+    pairs: Vec<(Cell, Cell)>,
+    work: Vec<(usize, usize)>,
+}
+
+impl Store {
+    #[inline]
+    pub fn deref(&self, mut c: Cell) -> Cell {
+        while let Cell::Ref(a) = c {
+            let v = self.heap[a];
+            if v == Cell::Ref(a) {
+                return c;
+            }
+            c = v;
+        }
+        c
+    }
+
+    /// A fresh unbound variable.
+    #[inline]
+    pub fn new_var(&mut self) -> Cell {
+        let a = self.heap.len();
+        self.heap.push(Cell::Ref(a));
+        Cell::Ref(a)
+    }
+
+    /// Binds the unbound variable at `a` to `v`.
+    #[inline]
+    pub fn bind(&mut self, a: usize, v: Cell) {
+        self.heap[a] = v;
+        if a < self.hb {
+            self.trail.push(a);
+        }
+    }
+
+    /// Undoes bindings back to trail length `mark`.
+    pub fn undo_to(&mut self, mark: usize) {
+        while self.trail.len() > mark {
+            let a = self.trail.pop().expect("trail is longer than mark");
+            if a < self.heap.len() {
+                self.heap[a] = Cell::Ref(a);
+            }
+        }
+    }
+
+    /// Builds `name(args...)` on the heap.
+    pub fn new_struct(&mut self, name: Atom, args: &[Cell]) -> Cell {
+        if args.is_empty() {
+            return Cell::Atom(name);
+        }
+        let p = self.heap.len();
+        self.heap.push(Cell::Fun(name, args.len() as u32));
+        self.heap.extend_from_slice(args);
+        Cell::Str(p)
+    }
+
+    pub fn new_list_cell(&mut self, head: Cell, tail: Cell) -> Cell {
+        let p = self.heap.len();
+        self.heap.push(head);
+        self.heap.push(tail);
+        Cell::Lst(p)
+    }
+
+    /// Builds a proper list.
+    pub fn new_list(&mut self, items: &[Cell]) -> Cell {
+        self.new_partial_list(items, Cell::Atom(atom::NIL))
+    }
+
+    pub fn new_partial_list(&mut self, items: &[Cell], tail: Cell) -> Cell {
+        if items.is_empty() {
+            return tail;
+        }
+        let p = self.heap.len();
+        for (i, &it) in items.iter().enumerate() {
+            self.heap.push(it);
+            if i + 1 < items.len() {
+                self.heap.push(Cell::Lst(p + 2 * (i + 1)));
+            } else {
+                self.heap.push(tail);
+            }
+        }
+        Cell::Lst(p)
+    }
+
+    /// Name and arity of a callable or compound cell (after deref).
+    pub fn functor(&self, c: Cell) -> Option<(Atom, usize)> {
+        match c {
+            Cell::Atom(a) => Some((a, 0)),
+            Cell::Str(p) => match self.heap[p] {
+                Cell::Fun(f, n) => Some((f, n as usize)),
+                _ => None,
+            },
+            Cell::Lst(_) => Some((atom::DOT, 2)),
+            _ => None,
+        }
+    }
+
+    /// Argument `i` (0-based) of a compound cell.
+    #[inline]
+    pub fn arg(&self, c: Cell, i: usize) -> Cell {
+        match c {
+            Cell::Str(p) => self.heap[p + 1 + i],
+            Cell::Lst(p) => self.heap[p + i],
+            _ => panic!("arg of a non-compound"),
+        }
+    }
+
+    /// Unifies two terms; bindings are trailed as needed. On failure some
+    /// bindings may remain: the caller backtracks.
+    pub fn unify(&mut self, a: Cell, b: Cell) -> bool {
+        let base = self.pairs.len();
+        self.pairs.push((a, b));
+        let ok = self.unify_loop(base);
+        self.pairs.truncate(base);
+        ok
+    }
+
+    fn unify_loop(&mut self, base: usize) -> bool {
+        while self.pairs.len() > base {
+            let (a, b) = self.pairs.pop().expect("pairs not empty");
+            let a = self.deref(a);
+            let b = self.deref(b);
+            match (a, b) {
+                (Cell::Ref(x), Cell::Ref(y)) => {
+                    if x != y {
+                        if x < y {
+                            self.bind(y, a);
+                        } else {
+                            self.bind(x, b);
+                        }
+                    }
+                }
+                (Cell::Ref(x), _) => self.bind(x, b),
+                (_, Cell::Ref(y)) => self.bind(y, a),
+                (Cell::Atom(x), Cell::Atom(y)) => {
+                    if x != y {
+                        return false;
+                    }
+                }
+                (Cell::Int(x), Cell::Int(y)) => {
+                    if x != y {
+                        return false;
+                    }
+                }
+                (Cell::Flt(x), Cell::Flt(y)) => {
+                    if x.to_bits() != y.to_bits() && x != y {
+                        return false;
+                    }
+                }
+                (Cell::Text(x), Cell::Text(y)) => {
+                    if x != y && !self.texts_equal(x, y) {
+                        return false;
+                    }
+                }
+                (Cell::Lst(p), Cell::Lst(q)) => {
+                    if p != q {
+                        self.pairs.push((self.heap[p + 1], self.heap[q + 1]));
+                        self.pairs.push((self.heap[p], self.heap[q]));
+                    }
+                }
+                (Cell::Str(p), Cell::Str(q)) => {
+                    if p != q {
+                        let (Cell::Fun(f, n), Cell::Fun(g, m)) = (self.heap[p], self.heap[q]) else {
+                            return false;
+                        };
+                        if f != g || n != m {
+                            return false;
+                        }
+                        for i in (1..=n as usize).rev() {
+                            self.pairs.push((self.heap[p + i], self.heap[q + i]));
+                        }
+                    }
+                }
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    fn texts_equal(&self, x: u32, y: u32) -> bool {
+        self.texts[x as usize] == self.texts[y as usize]
+    }
+
+    /// Stores a string object.
+    pub fn new_text(&mut self, s: &str) -> Cell {
+        self.texts.push(std::rc::Rc::from(s));
+        Cell::Text((self.texts.len() - 1) as u32)
+    }
+
+    pub fn text(&self, id: u32) -> &str {
+        &self.texts[id as usize]
+    }
+
+    /// Copies a heap term into a self-contained template; variables are
+    /// numbered in order of first appearance and their heap addresses
+    /// appended to `vars` (which may already hold some, shared between
+    /// several copies).
+    pub fn copy_out(&mut self, root: Cell, vars: &mut Vec<usize>) -> Tmpl {
+        // Mark known variables so each is found in constant time.
+        for (k, &a) in vars.iter().enumerate() {
+            self.heap[a] = Cell::Fun(atom::VAR_, k as u32);
+        }
+        let mut cells = vec![Cell::Atom(atom::NIL)];
+        let mut work: Vec<(Cell, usize)> = vec![(root, 0)];
+        while let Some((c, dst)) = work.pop() {
+            let c = self.deref(c);
+            cells[dst] = match c {
+                Cell::Ref(a) => {
+                    let k = vars.len();
+                    vars.push(a);
+                    self.heap[a] = Cell::Fun(atom::VAR_, k as u32);
+                    Cell::Ref(k)
+                }
+                Cell::Fun(_, k) => Cell::Ref(k as usize),
+                Cell::Str(p) => {
+                    let Cell::Fun(f, n) = self.heap[p] else { unreachable!("Str points at Fun") };
+                    let q = cells.len();
+                    cells.push(Cell::Fun(f, n));
+                    for i in 0..n as usize {
+                        cells.push(Cell::Atom(atom::NIL));
+                        work.push((self.heap[p + 1 + i], q + 1 + i));
+                    }
+                    Cell::Str(q)
+                }
+                Cell::Lst(p) => {
+                    let q = cells.len();
+                    cells.push(Cell::Atom(atom::NIL));
+                    cells.push(Cell::Atom(atom::NIL));
+                    work.push((self.heap[p + 1], q + 1));
+                    work.push((self.heap[p], q));
+                    Cell::Lst(q)
+                }
+                other => other,
+            };
+        }
+        for &a in vars.iter() {
+            self.heap[a] = Cell::Ref(a);
+        }
+        Tmpl { nvars: vars.len(), cells }
+    }
+
+    /// Copies a template onto the heap with fresh variables (or the values
+    /// already in `frame`, which is filled in as variables are created).
+    pub fn copy_in(&mut self, t: &Tmpl, frame: &mut Vec<Option<Cell>>) -> Cell {
+        if frame.len() < t.nvars {
+            frame.resize(t.nvars, None);
+        }
+        self.build(&t.cells, 0, frame)
+    }
+
+    /// Builds template cell `root` of `cells` on the heap, taking variable
+    /// values from `frame` and filling it in for new ones.
+    pub fn build(&mut self, cells: &[Cell], root: usize, frame: &mut [Option<Cell>]) -> Cell {
+        match cells[root] {
+            Cell::Ref(k) => match frame[k] {
+                Some(v) => self.deref(v),
+                None => {
+                    let v = self.new_var();
+                    frame[k] = Some(v);
+                    v
+                }
+            },
+            Cell::Str(_) | Cell::Lst(_) => {
+                let mut work = std::mem::take(&mut self.work);
+                let result = self.alloc_block(cells, root, &mut work);
+                while let Some((src, dst)) = work.pop() {
+                    let v = match cells[src] {
+                        Cell::Str(_) | Cell::Lst(_) => self.alloc_block(cells, src, &mut work),
+                        Cell::Ref(k) => match frame[k] {
+                            Some(v) => self.deref(v),
+                            None => {
+                                frame[k] = Some(Cell::Ref(dst));
+                                Cell::Ref(dst)
+                            }
+                        },
+                        other => other,
+                    };
+                    self.heap[dst] = v;
+                }
+                self.work = work;
+                result
+            }
+            other => other,
+        }
+    }
+
+    /// Allocates the heap block for the structure at template cell `src`
+    /// (a `Str` or `Lst`) and queues its arguments.
+    #[inline]
+    fn alloc_block(&mut self, cells: &[Cell], src: usize, work: &mut Vec<(usize, usize)>) -> Cell {
+        match cells[src] {
+            Cell::Str(p) => {
+                let Cell::Fun(f, n) = cells[p] else { unreachable!("template Str points at Fun") };
+                let q = self.heap.len();
+                self.heap.push(Cell::Fun(f, n));
+                let n = n as usize;
+                self.heap.extend_from_slice(&cells[p + 1..p + 1 + n]);
+                for i in 0..n {
+                    if matches!(cells[p + 1 + i], Cell::Ref(_) | Cell::Str(_) | Cell::Lst(_)) {
+                        work.push((p + 1 + i, q + 1 + i));
+                    }
+                }
+                Cell::Str(q)
+            }
+            Cell::Lst(p) => {
+                let q = self.heap.len();
+                self.heap.push(cells[p]);
+                self.heap.push(cells[p + 1]);
+                if matches!(cells[p + 1], Cell::Ref(_) | Cell::Str(_) | Cell::Lst(_)) {
+                    work.push((p + 1, q + 1));
+                }
+                if matches!(cells[p], Cell::Ref(_) | Cell::Str(_) | Cell::Lst(_)) {
+                    work.push((p, q));
+                }
+                Cell::Lst(q)
+            }
+            _ => unreachable!("alloc_block of a non-structure"),
+        }
+    }
+}
+
+/// The standard order of terms: Var < Number < Atom < String < Compound.
+pub fn type_rank(c: Cell) -> u8 {
+    match c {
+        Cell::Ref(_) => 0,
+        Cell::Flt(_) | Cell::Int(_) => 1,
+        Cell::Atom(_) => 3,
+        Cell::Text(_) => 4,
+        Cell::Str(_) | Cell::Lst(_) | Cell::Fun(..) => 5,
+    }
+}
+
+/// Compares two numbers in standard order (by value; a float before an
+/// equal integer).
+pub fn compare_numbers(a: Cell, b: Cell) -> Ordering {
+    match (a, b) {
+        (Cell::Int(x), Cell::Int(y)) => x.cmp(&y),
+        (Cell::Flt(x), Cell::Flt(y)) => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
+        (Cell::Int(x), Cell::Flt(y)) => match (x as f64).partial_cmp(&y).unwrap_or(Ordering::Equal) {
+            Ordering::Equal => Ordering::Greater,
+            o => o,
+        },
+        (Cell::Flt(x), Cell::Int(y)) => match x.partial_cmp(&(y as f64)).unwrap_or(Ordering::Equal) {
+            Ordering::Equal => Ordering::Less,
+            o => o,
+        },
+        _ => Ordering::Equal,
+    }
+}

@@ -1,0 +1,81 @@
+//! The parsed term with source spans: what `syntax::parse` produces and
+//! `engine::Database` compiles.
+
+/// A byte range in the source text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span { start, end }
+    }
+    /// The smallest span covering both.
+    pub fn join(self, other: Span) -> Span {
+        Span::new(self.start.min(other.start), self.end.max(other.end))
+    }
+    pub fn len(&self) -> usize {
+        self.end - self.start
+    }
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+}
+
+/// A term as read, every node with its span.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ast {
+    Var(String, Span),
+    Atom(String, Span),
+    Int(i64, Span),
+    Float(f64, Span),
+    Str(String, Span),
+    Compound(String, Vec<Ast>, Span),
+}
+
+impl Ast {
+    pub fn span(&self) -> Span {
+        match self {
+            Ast::Var(_, s)
+            | Ast::Atom(_, s)
+            | Ast::Int(_, s)
+            | Ast::Float(_, s)
+            | Ast::Str(_, s)
+            | Ast::Compound(_, _, s) => *s,
+        }
+    }
+
+    /// The name and arity of a callable term.
+    pub fn key(&self) -> Option<(&str, usize)> {
+        match self {
+            Ast::Atom(n, _) => Some((n, 0)),
+            Ast::Compound(n, a, _) => Some((n, a.len())),
+            _ => None,
+        }
+    }
+
+    /// The arguments of a compound (empty for anything else).
+    pub fn args(&self) -> &[Ast] {
+        match self {
+            Ast::Compound(_, a, _) => a,
+            _ => &[],
+        }
+    }
+
+    /// Whether this is the compound `name/arity`.
+    pub fn is(&self, name: &str, arity: usize) -> bool {
+        self.key() == Some((name, arity))
+    }
+}
+
+/// One clause or directive read from a file.
+#[derive(Clone, Debug)]
+pub struct Clause {
+    pub term: Ast,
+    /// Names of the variables in order of first appearance, with the span of
+    /// each occurrence (for singleton warnings).
+    pub vars: Vec<(String, Vec<Span>)>,
+    pub span: Span,
+}
