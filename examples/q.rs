@@ -5,7 +5,9 @@ fn main() {
     if args.len() > 2 {
         let src = std::fs::read_to_string(&args[2]).unwrap();
         let r = e.load(&args[2], &src);
-        for d in &r.diagnostics { eprintln!("{:?}", d.message); }
+        for d in &r.diagnostics {
+            eprintln!("{:?}", d.message);
+        }
     }
     let q = e.query(&args[1]);
     match q {
@@ -13,7 +15,17 @@ fn main() {
         Ok(q) => {
             for a in q.take(20) {
                 match a {
-                    Ok(a) => { print!("{}", a.output); println!("{}", a.bindings.iter().map(|b| format!("{} = {}", b.name, b.text)).collect::<Vec<_>>().join(", ")) }
+                    Ok(a) => {
+                        print!("{}", a.output);
+                        println!(
+                            "{}",
+                            a.bindings
+                                .iter()
+                                .map(|b| format!("{} = {}", b.name, b.text))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    }
                     Err(e) => println!("ERR {e}"),
                 }
             }

@@ -17,6 +17,6 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod cli;
 pub mod engine;
 pub mod syntax;
-pub mod cli;

@@ -1,4 +1,85 @@
-//! The `tabula` command line.
+//! The `tabula` command line: argument parsing (clap) and dispatch, one
+//! file per subcommand.
+
+mod check;
+mod query;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// tabula: board games defined as logic programs.
+#[derive(Parser, Debug)]
+#[command(name = "tabula", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a query against a program and print its answers as Prolog does.
+    ///
+    /// Without GOAL, an interactive prompt opens (with history); type `;`
+    /// after an answer for the next one. Exit code: 0 when the goal
+    /// succeeded, 1 when it failed, 2 on an error.
+    Query(query::QueryArgs),
+    /// Load files and report every syntax error and warning.
+    Check(check::CheckArgs),
+}
+
+/// An error that ends a command: printed to stderr, exit code 2.
+#[derive(Debug)]
+pub struct CliError(pub String);
+
+impl<E: std::fmt::Display> From<E> for CliError {
+    fn from(e: E) -> Self {
+        CliError(e.to_string())
+    }
+}
+
+/// Reads a source file with a clear error.
+pub fn read_source(path: &PathBuf) -> Result<String, CliError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?;
+    String::from_utf8(bytes).map_err(|e| {
+        CliError(format!(
+            "{} is not UTF-8 text (invalid byte at offset {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+/// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
-    0
+    // The engine never recurses on Prolog data, but the parser recurses on
+    // bracket nesting (bounded); a large stack keeps every input safe.
+    let child = std::thread::Builder::new().stack_size(256 << 20).spawn(|| {
+        let cli = match Cli::try_parse() {
+            Ok(c) => c,
+            Err(e) => {
+                let code = if e.use_stderr() { 2 } else { 0 };
+                let _ = e.print();
+                return code;
+            }
+        };
+        let result = match cli.command {
+            Command::Query(a) => query::run(a),
+            Command::Check(a) => check::run(a),
+        };
+        match result {
+            Ok(code) => code,
+            Err(CliError(msg)) => {
+                eprintln!("error: {msg}");
+                2
+            }
+        }
+    });
+    match child.map(|h| h.join()) {
+        Ok(Ok(code)) => code,
+        _ => {
+            eprintln!("error: internal failure");
+            3
+        }
+    }
 }

@@ -18,31 +18,75 @@ use std::rc::Rc;
 pub fn register(m: &mut Machine) {
     let table: &[(&str, u32, super::machine::BuiltinFn)] = &[
         // type tests
-        ("var", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Ref(_)))),
-        ("nonvar", 1, |m, a| Ok(!matches!(m.store.deref(a[0]), Cell::Ref(_)))),
-        ("atom", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Atom(_)))),
-        ("number", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Int(_) | Cell::Flt(_)))),
-        ("integer", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Int(_)))),
-        ("float", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Flt(_)))),
-        ("atomic", 1, |m, a| {
-            Ok(matches!(m.store.deref(a[0]), Cell::Atom(_) | Cell::Int(_) | Cell::Flt(_) | Cell::Text(_)))
+        ("var", 1, |m, a| {
+            Ok(matches!(m.store.deref(a[0]), Cell::Ref(_)))
         }),
-        ("compound", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Str(_) | Cell::Lst(_)))),
-        ("callable", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Atom(_) | Cell::Str(_) | Cell::Lst(_)))),
+        ("nonvar", 1, |m, a| {
+            Ok(!matches!(m.store.deref(a[0]), Cell::Ref(_)))
+        }),
+        // As in SWI-Prolog 7+, `[]` is a reserved constant, not an atom.
+        ("atom", 1, |m, a| {
+            Ok(matches!(m.store.deref(a[0]), Cell::Atom(x) if x != atom::NIL))
+        }),
+        ("number", 1, |m, a| {
+            Ok(matches!(m.store.deref(a[0]), Cell::Int(_) | Cell::Flt(_)))
+        }),
+        ("integer", 1, |m, a| {
+            Ok(matches!(m.store.deref(a[0]), Cell::Int(_)))
+        }),
+        ("float", 1, |m, a| {
+            Ok(matches!(m.store.deref(a[0]), Cell::Flt(_)))
+        }),
+        ("atomic", 1, |m, a| {
+            Ok(matches!(
+                m.store.deref(a[0]),
+                Cell::Atom(_) | Cell::Int(_) | Cell::Flt(_) | Cell::Text(_)
+            ))
+        }),
+        ("compound", 1, |m, a| {
+            Ok(matches!(m.store.deref(a[0]), Cell::Str(_) | Cell::Lst(_)))
+        }),
+        ("callable", 1, |m, a| {
+            Ok(matches!(
+                m.store.deref(a[0]),
+                Cell::Atom(_) | Cell::Str(_) | Cell::Lst(_)
+            ))
+        }),
         ("is_list", 1, |m, a| Ok(m.list_len(a[0]).is_some())),
-        ("string", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Text(_)))),
-        ("is_assoc", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Atom(atom::T) | Cell::Str(_)))),
+        ("string", 1, |m, a| {
+            Ok(matches!(m.store.deref(a[0]), Cell::Text(_)))
+        }),
+        ("is_assoc", 1, |m, a| {
+            Ok(matches!(
+                m.store.deref(a[0]),
+                Cell::Atom(atom::T) | Cell::Str(_)
+            ))
+        }),
         ("ground", 1, |m, a| Ok(m.is_ground(a[0]))),
         // unification and comparison
         ("=", 2, |m, a| Ok(m.store.unify(a[0], a[1]))),
         ("\\=", 2, |m, a| Ok(!m.probe_unify(a[0], a[1]))),
-        ("unify_with_occurs_check", 2, |m, a| Ok(m.unify_occurs(a[0], a[1]))),
-        ("==", 2, |m, a| Ok(m.compare_terms(a[0], a[1]) == Ordering::Equal)),
-        ("\\==", 2, |m, a| Ok(m.compare_terms(a[0], a[1]) != Ordering::Equal)),
-        ("@<", 2, |m, a| Ok(m.compare_terms(a[0], a[1]) == Ordering::Less)),
-        ("@>", 2, |m, a| Ok(m.compare_terms(a[0], a[1]) == Ordering::Greater)),
-        ("@=<", 2, |m, a| Ok(m.compare_terms(a[0], a[1]) != Ordering::Greater)),
-        ("@>=", 2, |m, a| Ok(m.compare_terms(a[0], a[1]) != Ordering::Less)),
+        ("unify_with_occurs_check", 2, |m, a| {
+            Ok(m.unify_occurs(a[0], a[1]))
+        }),
+        ("==", 2, |m, a| {
+            Ok(m.compare_terms(a[0], a[1]) == Ordering::Equal)
+        }),
+        ("\\==", 2, |m, a| {
+            Ok(m.compare_terms(a[0], a[1]) != Ordering::Equal)
+        }),
+        ("@<", 2, |m, a| {
+            Ok(m.compare_terms(a[0], a[1]) == Ordering::Less)
+        }),
+        ("@>", 2, |m, a| {
+            Ok(m.compare_terms(a[0], a[1]) == Ordering::Greater)
+        }),
+        ("@=<", 2, |m, a| {
+            Ok(m.compare_terms(a[0], a[1]) != Ordering::Greater)
+        }),
+        ("@>=", 2, |m, a| {
+            Ok(m.compare_terms(a[0], a[1]) != Ordering::Less)
+        }),
         ("=@=", 2, |m, a| Ok(m.variant(a[0], a[1]))),
         ("\\=@=", 2, |m, a| Ok(!m.variant(a[0], a[1]))),
         ("compare", 3, bi_compare),
@@ -78,8 +122,12 @@ pub fn register(m: &mut Machine) {
         ("$free_vars", 3, bi_free_vars),
         ("numbervars", 3, bi_numbervars),
         // atoms and strings
-        ("atom_codes", 2, |m, a| m.text_convert(a, Conv::Atom, Conv::Codes)),
-        ("atom_chars", 2, |m, a| m.text_convert(a, Conv::Atom, Conv::Chars)),
+        ("atom_codes", 2, |m, a| {
+            m.text_convert(a, Conv::Atom, Conv::Codes)
+        }),
+        ("atom_chars", 2, |m, a| {
+            m.text_convert(a, Conv::Atom, Conv::Chars)
+        }),
         ("char_code", 2, bi_char_code),
         ("atom_length", 2, |m, a| m.text_length(a, false)),
         ("string_length", 2, |m, a| m.text_length(a, true)),
@@ -88,16 +136,32 @@ pub fn register(m: &mut Machine) {
         ("sub_atom", 5, |m, a| m.sub_text(a, false)),
         ("sub_string", 5, |m, a| m.sub_text(a, true)),
         ("atom_number", 2, bi_atom_number),
-        ("number_codes", 2, |m, a| m.text_convert(a, Conv::Number, Conv::Codes)),
-        ("number_chars", 2, |m, a| m.text_convert(a, Conv::Number, Conv::Chars)),
-        ("atom_string", 2, |m, a| m.text_convert(a, Conv::Atom, Conv::String)),
-        ("number_string", 2, |m, a| m.text_convert(a, Conv::Number, Conv::String)),
-        ("string_chars", 2, |m, a| m.text_convert(a, Conv::String, Conv::Chars)),
-        ("string_codes", 2, |m, a| m.text_convert(a, Conv::String, Conv::Codes)),
-        ("string_to_atom", 2, |m, a| m.text_convert(a, Conv::String, Conv::Atom)),
+        ("number_codes", 2, |m, a| {
+            m.text_convert(a, Conv::Number, Conv::Codes)
+        }),
+        ("number_chars", 2, |m, a| {
+            m.text_convert(a, Conv::Number, Conv::Chars)
+        }),
+        ("atom_string", 2, |m, a| {
+            m.text_convert(a, Conv::Atom, Conv::String)
+        }),
+        ("number_string", 2, |m, a| {
+            m.text_convert(a, Conv::Number, Conv::String)
+        }),
+        ("string_chars", 2, |m, a| {
+            m.text_convert(a, Conv::String, Conv::Chars)
+        }),
+        ("string_codes", 2, |m, a| {
+            m.text_convert(a, Conv::String, Conv::Codes)
+        }),
+        ("string_to_atom", 2, |m, a| {
+            m.text_convert(a, Conv::String, Conv::Atom)
+        }),
         ("string_code", 3, bi_string_code),
         ("number_vars", 3, bi_numbervars),
-        ("string", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Text(_)))),
+        ("string", 1, |m, a| {
+            Ok(matches!(m.store.deref(a[0]), Cell::Text(_)))
+        }),
         ("text_to_string", 2, |m, a| {
             let s = m.text_of(a[0])?;
             let t = m.store.new_text(&s);
@@ -116,6 +180,12 @@ pub fn register(m: &mut Machine) {
         ("atomic_list_concat", 3, bi_atomic_list_concat3),
         ("term_to_atom", 2, |m, a| m.term_text(a, false)),
         ("term_string", 2, |m, a| m.term_text(a, true)),
+        ("atom_to_term", 3, bi_atom_to_term),
+        ("read_term_from_atom", 3, |m, a| {
+            let s = m.text_of(a[0])?;
+            let (t, _) = m.read_term_text(&s)?;
+            Ok(m.store.unify(a[1], t))
+        }),
         ("upcase_atom", 2, |m, a| m.case_convert(a, true, false)),
         ("downcase_atom", 2, |m, a| m.case_convert(a, false, false)),
         ("string_upper", 2, |m, a| m.case_convert(a, true, true)),
@@ -159,17 +229,31 @@ pub fn register(m: &mut Machine) {
             Ok(true)
         }),
         ("op", 3, |m, a| {
-            let t = m.store.new_struct(atom::OPERATOR_SPECIFIER, &[a[0], a[1], a[2]]);
-            Err(m.permission_error(m.atoms.lookup("create").unwrap_or(atom::MODIFY), atom::OPERATOR_SPECIFIER, t))
+            let t = m
+                .store
+                .new_struct(atom::OPERATOR_SPECIFIER, &[a[0], a[1], a[2]]);
+            Err(m.permission_error(
+                m.atoms.lookup("create").unwrap_or(atom::MODIFY),
+                atom::OPERATOR_SPECIFIER,
+                t,
+            ))
         }),
         ("current_op", 3, bi_current_op),
         ("current_predicate", 1, bi_current_predicate),
         ("predicate_property", 2, |m, a| {
             // Only `dynamic` and `defined` are known.
             let g = m.store.deref(a[0]);
-            let Some((f, n)) = m.store.functor(g) else { return Ok(false) };
-            let Some(p) = m.db.pred(f, n as u32) else { return Ok(false) };
-            let prop = if p.dynamic { atom::DYNAMIC } else { m.atoms.intern("defined") };
+            let Some((f, n)) = m.store.functor(g) else {
+                return Ok(false);
+            };
+            let Some(p) = m.db.pred(f, n as u32) else {
+                return Ok(false);
+            };
+            let prop = if p.dynamic {
+                atom::DYNAMIC
+            } else {
+                m.atoms.intern("defined")
+            };
             Ok(m.store.unify(a[1], Cell::Atom(prop)))
         }),
         ("nb_setval", 2, bi_setval),
@@ -185,7 +269,9 @@ pub fn register(m: &mut Machine) {
             Ok(true)
         }),
         ("writeq", 1, |m, a| m.write_out(a[0], WriteOpts::writeq())),
-        ("write_canonical", 1, |m, a| m.write_out(a[0], WriteOpts::canonical())),
+        ("write_canonical", 1, |m, a| {
+            m.write_out(a[0], WriteOpts::canonical())
+        }),
         ("write_term", 2, |m, a| {
             let o = m.write_options(a[1])?;
             m.write_out(a[0], o)
@@ -206,7 +292,9 @@ pub fn register(m: &mut Machine) {
         }),
         ("tab", 1, |m, a| {
             let n = m.eval(a[0])?;
-            let Num::Int(n) = n else { return Err(m.type_error(atom::INTEGER, n.to_cell())) };
+            let Num::Int(n) = n else {
+                return Err(m.type_error(atom::INTEGER, n.to_cell()));
+            };
             m.emit(&" ".repeat(n.max(0) as usize));
             Ok(true)
         }),
@@ -306,7 +394,9 @@ fn bi_succ(m: &mut Machine, a: &[Cell]) -> Res {
             if x < 0 {
                 return Err(m.type_error(atom::NOT_LESS_THAN_ZERO, Cell::Int(x)));
             }
-            let s = x.checked_add(1).ok_or_else(|| m.eval_error(atom::INT_OVERFLOW))?;
+            let s = x
+                .checked_add(1)
+                .ok_or_else(|| m.eval_error(atom::INT_OVERFLOW))?;
             Ok(m.store.unify(a[1], Cell::Int(s)))
         }
         (Cell::Ref(_), Cell::Int(y)) => {
@@ -324,7 +414,11 @@ fn bi_succ(m: &mut Machine, a: &[Cell]) -> Res {
 }
 
 fn bi_plus(m: &mut Machine, a: &[Cell]) -> Res {
-    let (x, y, z) = (m.store.deref(a[0]), m.store.deref(a[1]), m.store.deref(a[2]));
+    let (x, y, z) = (
+        m.store.deref(a[0]),
+        m.store.deref(a[1]),
+        m.store.deref(a[2]),
+    );
     let ov = |m: &mut Machine| m.eval_error(atom::INT_OVERFLOW);
     match (x, y, z) {
         (Cell::Int(x), Cell::Int(y), _) => {
@@ -356,7 +450,11 @@ fn bi_between(m: &mut Machine, a: &[Cell]) -> Res {
                 return Ok(false);
             }
             if lo < hi {
-                m.push_alt(Alt::Between { var: a[2], next: lo + 1, hi });
+                m.push_alt(Alt::Between {
+                    var: a[2],
+                    next: lo + 1,
+                    hi,
+                });
             }
             Ok(m.store.unify(a[2], Cell::Int(lo)))
         }
@@ -433,8 +531,9 @@ fn bi_arg(m: &mut Machine, a: &[Cell]) -> Res {
             Ok(m.store.unify(a[2], v))
         }
         Cell::Ref(_) => {
-            let alts: Vec<Vec<(Cell, Cell)>> =
-                (0..n).map(|i| vec![(a[0], Cell::Int(i as i64 + 1)), (a[2], m.store.arg(t, i))]).collect();
+            let alts: Vec<Vec<(Cell, Cell)>> = (0..n)
+                .map(|i| vec![(a[0], Cell::Int(i as i64 + 1)), (a[2], m.store.arg(t, i))])
+                .collect();
             Ok(m.alternatives(alts))
         }
         other => Err(m.type_error(atom::INTEGER, other)),
@@ -501,7 +600,11 @@ fn bi_set_arg(m: &mut Machine, a: &[Cell]) -> Res {
     }
     let mut args: Vec<Cell> = (0..n).map(|k| m.store.arg(t, k)).collect();
     args[i as usize - 1] = a[2];
-    let s = if let Cell::Lst(_) = t { m.store.new_list_cell(args[0], args[1]) } else { m.store.new_struct(f, &args) };
+    let s = if let Cell::Lst(_) = t {
+        m.store.new_list_cell(args[0], args[1])
+    } else {
+        m.store.new_struct(f, &args)
+    };
     Ok(m.store.unify(a[3], s))
 }
 
@@ -521,7 +624,11 @@ fn bi_free_vars(m: &mut Machine, a: &[Cell]) -> Res {
             _ => break,
         }
     }
-    let free: Vec<Cell> = m.term_vars(g).into_iter().filter(|v| !bound.contains(v)).collect();
+    let free: Vec<Cell> = m
+        .term_vars(g)
+        .into_iter()
+        .filter(|v| !bound.contains(v))
+        .collect();
     let w = m.store.new_list(&free);
     let pair = m.store.new_struct(atom::MINUS, &[g, w]);
     Ok(m.store.unify(a[2], pair))
@@ -598,7 +705,11 @@ fn bi_split_string(m: &mut Machine, a: &[Cell]) -> Res {
     let s = m.text_of(a[0])?;
     let seps: Vec<char> = m.text_of(a[1])?.chars().collect();
     let pad: Vec<char> = m.text_of(a[2])?.chars().collect();
-    let parts: Vec<&str> = if seps.is_empty() { vec![&s[..]] } else { s.split(|c| seps.contains(&c)).collect() };
+    let parts: Vec<&str> = if seps.is_empty() {
+        vec![&s[..]]
+    } else {
+        s.split(|c| seps.contains(&c)).collect()
+    };
     let cells: Vec<Cell> = parts
         .into_iter()
         .map(|p| {
@@ -615,7 +726,10 @@ fn bi_atomic_list_concat3(m: &mut Machine, a: &[Cell]) -> Res {
     let l = m.store.deref(a[0]);
     // Joining mode when the list is ground enough.
     if let Some(items) = m.list_items(l) {
-        if items.iter().all(|&c| !matches!(m.store.deref(c), Cell::Ref(_))) {
+        if items
+            .iter()
+            .all(|&c| !matches!(m.store.deref(c), Cell::Ref(_)))
+        {
             let mut parts = Vec::new();
             for it in items {
                 parts.push(m.atomic_text(it)?);
@@ -633,7 +747,10 @@ fn bi_atomic_list_concat3(m: &mut Machine, a: &[Cell]) -> Res {
         return Err(m.domain_error(atom::NOT_EMPTY_LIST, Cell::Atom(atom::EMPTY)));
     }
     let text = m.atomic_text(whole)?;
-    let cells: Vec<Cell> = text.split(&sep[..]).map(|p| Cell::Atom(m.atoms.intern(p))).collect();
+    let cells: Vec<Cell> = text
+        .split(&sep[..])
+        .map(|p| Cell::Atom(m.atoms.intern(p)))
+        .collect();
     let r = m.store.new_list(&cells);
     Ok(m.store.unify(a[0], r))
 }
@@ -652,7 +769,9 @@ fn bi_char_type(m: &mut Machine, a: &[Cell]) -> Res {
     let (name, arg) = match ty {
         Cell::Atom(x) => (m.atoms.name(x).to_string(), None),
         Cell::Str(p) => {
-            let Cell::Fun(f, 1) = m.store.heap[p] else { return Ok(false) };
+            let Cell::Fun(f, 1) = m.store.heap[p] else {
+                return Ok(false);
+            };
             (m.atoms.name(f).to_string(), Some(m.store.heap[p + 1]))
         }
         Cell::Ref(_) => return Err(m.inst_error()),
@@ -660,7 +779,11 @@ fn bi_char_type(m: &mut Machine, a: &[Cell]) -> Res {
     };
     let is_code = matches!(m.store.deref(a[0]), Cell::Int(_));
     let mk = |m: &mut Machine, ch: char| -> Cell {
-        if is_code { Cell::Int(ch as i64) } else { Cell::Atom(m.atoms.intern(&ch.to_string())) }
+        if is_code {
+            Cell::Int(ch as i64)
+        } else {
+            Cell::Atom(m.atoms.intern(&ch.to_string()))
+        }
     };
     Ok(match (name.as_str(), arg) {
         ("alpha", None) => c.is_alphanumeric() || c == '_',
@@ -850,7 +973,9 @@ fn bi_retractall(m: &mut Machine, a: &[Cell]) -> Res {
         other => return Err(m.type_error(atom::CALLABLE, other)),
     };
     m.check_modifiable(f, n as u32)?;
-    let Some(pred) = m.db.pred_mut(f, n as u32) else { unreachable!("checked") };
+    let Some(pred) = m.db.pred_mut(f, n as u32) else {
+        unreachable!("checked")
+    };
     pred.dynamic = true;
     let clauses = pred.clauses.clone();
     for c in clauses.iter() {
@@ -876,8 +1001,10 @@ fn bi_retractall(m: &mut Machine, a: &[Cell]) -> Res {
 fn bi_abolish(m: &mut Machine, a: &[Cell]) -> Res {
     let (f, n) = m.pred_indicator(a[0])?;
     m.check_modifiable(f, n)?;
-    if let Some(p) = m.db.pred_mut(f, n) {
-        p.clear();
+    if let Some(super::db::Entry::User(i)) = m.db.entries.get(&(f, n)).copied() {
+        m.db.preds[i].clear();
+        m.db.preds[i].dynamic = false;
+        m.db.entries.remove(&(f, n));
     }
     Ok(true)
 }
@@ -885,9 +1012,54 @@ fn bi_abolish(m: &mut Machine, a: &[Cell]) -> Res {
 fn bi_current_op(m: &mut Machine, a: &[Cell]) -> Res {
     use crate::syntax::ops::OpType;
     let names = [
-        ":-", "-->", "?-", ";", "|", "->", "*->", ",", "\\+", "=", "\\=", "==", "\\==", "@<", "@>", "@=<", "@>=", "=..", "is",
-        "=:=", "=\\=", "<", ">", "=<", ">=", "=@=", "\\=@=", ":", "+", "-", "/\\", "\\/", "xor", "*", "/", "//", "mod",
-        "rem", "div", "<<", ">>", "**", "^", "\\", "dynamic", "discontiguous", "initialization", "table",
+        ":-",
+        "-->",
+        "?-",
+        ";",
+        "|",
+        "->",
+        "*->",
+        ",",
+        "\\+",
+        "=",
+        "\\=",
+        "==",
+        "\\==",
+        "@<",
+        "@>",
+        "@=<",
+        "@>=",
+        "=..",
+        "is",
+        "=:=",
+        "=\\=",
+        "<",
+        ">",
+        "=<",
+        ">=",
+        "=@=",
+        "\\=@=",
+        ":",
+        "+",
+        "-",
+        "/\\",
+        "\\/",
+        "xor",
+        "*",
+        "/",
+        "//",
+        "mod",
+        "rem",
+        "div",
+        "<<",
+        ">>",
+        "**",
+        "^",
+        "\\",
+        "dynamic",
+        "discontiguous",
+        "initialization",
+        "table",
     ];
     let ty_name = |t: OpType| match t {
         OpType::Xfx => "xfx",
@@ -898,7 +1070,10 @@ fn bi_current_op(m: &mut Machine, a: &[Cell]) -> Res {
     };
     let mut alts = Vec::new();
     for n in names {
-        for (p, t) in [crate::syntax::ops::infix(n), crate::syntax::ops::prefix(n)].into_iter().flatten() {
+        for (p, t) in [crate::syntax::ops::infix(n), crate::syntax::ops::prefix(n)]
+            .into_iter()
+            .flatten()
+        {
             let at = Cell::Atom(m.atoms.intern(n));
             let ty = Cell::Atom(m.atoms.intern(ty_name(t)));
             alts.push(vec![(a[0], Cell::Int(p as i64)), (a[1], ty), (a[2], at)]);
@@ -910,7 +1085,9 @@ fn bi_current_op(m: &mut Machine, a: &[Cell]) -> Res {
 fn bi_current_predicate(m: &mut Machine, a: &[Cell]) -> Res {
     let spec = m.store.deref(a[0]);
     let (nm, ar) = match spec {
-        Cell::Str(p) if matches!(m.store.heap[p], Cell::Fun(atom::SLASH, 2)) => (m.store.heap[p + 1], m.store.heap[p + 2]),
+        Cell::Str(p) if matches!(m.store.heap[p], Cell::Fun(atom::SLASH, 2)) => {
+            (m.store.heap[p + 1], m.store.heap[p + 2])
+        }
         Cell::Ref(_) => return Err(m.inst_error()),
         other => {
             let pi = m.atoms.intern("predicate_indicator");
@@ -919,7 +1096,11 @@ fn bi_current_predicate(m: &mut Machine, a: &[Cell]) -> Res {
     };
     let mut alts = Vec::new();
     let preds: Vec<(Atom, u32, bool)> =
-        m.db.preds.iter().filter(|p| !p.clauses.is_empty() || p.dynamic).map(|p| (p.name, p.arity, p.library)).collect();
+        m.db.preds
+            .iter()
+            .filter(|p| !p.clauses.is_empty() || p.dynamic)
+            .map(|p| (p.name, p.arity, p.library))
+            .collect();
     for (f, n, lib) in preds {
         if lib || m.atoms.name(f).starts_with('$') {
             continue;
@@ -959,7 +1140,9 @@ fn bi_format3(m: &mut Machine, a: &[Cell]) -> Res {
             Ok(true)
         }
         Cell::Str(p) => {
-            let Cell::Fun(f, 1) = m.store.heap[p] else { return Err(m.domain_error(atom::FORMAT, sink)) };
+            let Cell::Fun(f, 1) = m.store.heap[p] else {
+                return Err(m.domain_error(atom::FORMAT, sink));
+            };
             let target = m.store.heap[p + 1];
             let v = match m.atoms.name(f) {
                 "atom" => Cell::Atom(m.atoms.intern(&s)),
@@ -969,7 +1152,10 @@ fn bi_format3(m: &mut Machine, a: &[Cell]) -> Res {
                     m.store.new_list(&cs)
                 }
                 "chars" => {
-                    let cs: Vec<Cell> = s.chars().map(|c| Cell::Atom(m.atoms.intern(&c.to_string()))).collect();
+                    let cs: Vec<Cell> = s
+                        .chars()
+                        .map(|c| Cell::Atom(m.atoms.intern(&c.to_string())))
+                        .collect();
                     m.store.new_list(&cs)
                 }
                 _ => return Err(m.domain_error(atom::STREAM, sink)),
@@ -979,6 +1165,20 @@ fn bi_format3(m: &mut Machine, a: &[Cell]) -> Res {
         Cell::Ref(_) => Err(m.inst_error()),
         other => Err(m.domain_error(atom::STREAM, other)),
     }
+}
+
+fn bi_atom_to_term(m: &mut Machine, a: &[Cell]) -> Res {
+    let s = m.text_of(a[0])?;
+    let (t, vars) = m.read_term_text(&s)?;
+    let pairs: Vec<Cell> = vars
+        .into_iter()
+        .map(|(name, v)| {
+            let n = Cell::Atom(m.atoms.intern(&name));
+            m.store.new_struct(atom::EQ, &[n, v])
+        })
+        .collect();
+    let l = m.store.new_list(&pairs);
+    Ok(m.store.unify(a[1], t) && m.store.unify(a[2], l))
 }
 
 fn bi_print_message(m: &mut Machine, a: &[Cell]) -> Res {
@@ -1047,7 +1247,10 @@ impl Machine {
     }
 
     fn code_char(&mut self, c: i64) -> Result<char, Exc> {
-        u32::try_from(c).ok().and_then(char::from_u32).ok_or_else(|| self.repr_error(atom::CHARACTER_CODE))
+        u32::try_from(c)
+            .ok()
+            .and_then(char::from_u32)
+            .ok_or_else(|| self.repr_error(atom::CHARACTER_CODE))
     }
 
     /// Length of a proper list, `None` if it is not one.
@@ -1105,7 +1308,9 @@ impl Machine {
             match self.store.deref(c) {
                 Cell::Ref(_) => return false,
                 Cell::Str(p) => {
-                    let Cell::Fun(_, n) = self.store.heap[p] else { continue };
+                    let Cell::Fun(_, n) = self.store.heap[p] else {
+                        continue;
+                    };
                     stack.extend_from_slice(&self.store.heap[p + 1..p + 1 + n as usize]);
                 }
                 Cell::Lst(p) => stack.extend_from_slice(&self.store.heap[p..p + 2]),
@@ -1127,7 +1332,9 @@ impl Machine {
                     self.store.heap[a] = Cell::Fun(atom::VAR_, 0);
                 }
                 Cell::Str(p) => {
-                    let Cell::Fun(_, n) = self.store.heap[p] else { continue };
+                    let Cell::Fun(_, n) = self.store.heap[p] else {
+                        continue;
+                    };
                     for i in (0..n as usize).rev() {
                         stack.push(self.store.heap[p + 1 + i]);
                     }
@@ -1200,7 +1407,9 @@ impl Machine {
                     }
                 }
                 Cell::Str(p) => {
-                    let Cell::Fun(_, n) = self.store.heap[p] else { continue };
+                    let Cell::Fun(_, n) = self.store.heap[p] else {
+                        continue;
+                    };
                     stack.extend_from_slice(&self.store.heap[p + 1..p + 1 + n as usize]);
                 }
                 Cell::Lst(p) => stack.extend_from_slice(&self.store.heap[p..p + 2]),
@@ -1234,7 +1443,13 @@ impl Machine {
                 _ => {
                     let (f, n) = self.store.functor(x).expect("compound");
                     let (g, m) = self.store.functor(y).expect("compound");
-                    let o = n.cmp(&m).then_with(|| if f == g { Ordering::Equal } else { self.atoms.name(f).cmp(self.atoms.name(g)) });
+                    let o = n.cmp(&m).then_with(|| {
+                        if f == g {
+                            Ordering::Equal
+                        } else {
+                            self.atoms.name(f).cmp(self.atoms.name(g))
+                        }
+                    });
                     if o == Ordering::Equal {
                         for i in (0..n).rev() {
                             stack.push((self.store.arg(x, i), self.store.arg(y, i)));
@@ -1259,7 +1474,10 @@ impl Machine {
             let y = self.store.deref(y);
             match (x, y) {
                 (Cell::Ref(p), Cell::Ref(q)) => {
-                    match (map.iter().find(|(l, _)| *l == p), map.iter().find(|(_, r)| *r == q)) {
+                    match (
+                        map.iter().find(|(l, _)| *l == p),
+                        map.iter().find(|(_, r)| *r == q),
+                    ) {
                         (None, None) => map.push((p, q)),
                         (Some(&(_, r)), Some(&(l, _))) if r == q && l == p => {}
                         _ => return false,
@@ -1301,7 +1519,10 @@ impl Machine {
             1 => alts[0].iter().all(|&(x, y)| self.store.unify(x, y)),
             _ => {
                 let alts = Rc::new(alts);
-                self.push_alt(Alt::Unify { alts: alts.clone(), next: 1 });
+                self.push_alt(Alt::Unify {
+                    alts: alts.clone(),
+                    next: 1,
+                });
                 alts[0].iter().all(|&(x, y)| self.store.unify(x, y))
             }
         }
@@ -1321,7 +1542,9 @@ impl Machine {
                 for it in items {
                     match self.store.deref(it) {
                         Cell::Int(c) => s.push(self.code_char(c)?),
-                        Cell::Atom(a) if self.atoms.name(a).chars().count() == 1 => s.push_str(self.atoms.name(a)),
+                        Cell::Atom(a) if self.atoms.name(a).chars().count() == 1 => {
+                            s.push_str(self.atoms.name(a))
+                        }
                         Cell::Ref(_) => return Err(self.inst_error()),
                         _ => return Err(self.type_error(atom::TEXT, l)),
                     }
@@ -1349,7 +1572,10 @@ impl Machine {
                 Some(n) => n,
                 None => {
                     let a = self.atoms.intern(s);
-                    let f = self.store.new_struct(atom::SYNTAX_ERROR, &[Cell::Atom(self.atoms.intern("illegal_number"))]);
+                    let f = self.store.new_struct(
+                        atom::SYNTAX_ERROR,
+                        &[Cell::Atom(self.atoms.intern("illegal_number"))],
+                    );
                     let _ = a;
                     return Err(self.error(f));
                 }
@@ -1359,7 +1585,10 @@ impl Machine {
                 self.store.new_list(&cs)
             }
             Conv::Chars => {
-                let cs: Vec<Cell> = s.chars().map(|c| Cell::Atom(self.atoms.intern(&c.to_string()))).collect();
+                let cs: Vec<Cell> = s
+                    .chars()
+                    .map(|c| Cell::Atom(self.atoms.intern(&c.to_string())))
+                    .collect();
                 self.store.new_list(&cs)
             }
         }))
@@ -1372,7 +1601,9 @@ impl Machine {
             let s = match (left, l) {
                 (Conv::Number, Cell::Int(_) | Cell::Flt(_)) => self.text_of(l)?,
                 (Conv::Number, _) => return Err(self.type_error(atom::NUMBER, l)),
-                (Conv::Atom, Cell::Str(_) | Cell::Lst(_)) => return Err(self.type_error(atom::ATOM, l)),
+                (Conv::Atom, Cell::Str(_) | Cell::Lst(_)) => {
+                    return Err(self.type_error(atom::ATOM, l));
+                }
                 _ => self.text_of(l)?,
             };
             if right == Conv::Number || right == Conv::String && left == Conv::Number {
@@ -1399,7 +1630,10 @@ impl Machine {
             return match parse_number(&s) {
                 Some(n) => Ok(self.store.unify(a[0], n)),
                 None => {
-                    let f = self.store.new_struct(atom::SYNTAX_ERROR, &[Cell::Atom(self.atoms.intern("illegal_number"))]);
+                    let f = self.store.new_struct(
+                        atom::SYNTAX_ERROR,
+                        &[Cell::Atom(self.atoms.intern("illegal_number"))],
+                    );
                     Err(self.error(f))
                 }
             };
@@ -1409,7 +1643,10 @@ impl Machine {
     }
 
     fn text_length(&mut self, a: &[Cell], _string: bool) -> Res {
-        let s = self.atomic_text(a[0])?;
+        let s = match self.store.deref(a[0]) {
+            c @ (Cell::Str(_) | Cell::Lst(_)) => return Err(self.type_error(atom::TEXT, c)),
+            c => self.atomic_text(c)?,
+        };
         match self.store.deref(a[1]) {
             Cell::Ref(_) | Cell::Int(_) => {
                 if let Cell::Int(n) = self.store.deref(a[1]) {
@@ -1437,7 +1674,11 @@ impl Machine {
         }
         let s = self.atomic_text(whole)?;
         let mut alts = Vec::new();
-        let idx: Vec<usize> = s.char_indices().map(|(i, _)| i).chain(std::iter::once(s.len())).collect();
+        let idx: Vec<usize> = s
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain(std::iter::once(s.len()))
+            .collect();
         for i in idx {
             let l = self.make_text(&s[..i], kind)?.expect("text");
             let r = self.make_text(&s[i..], kind)?.expect("text");
@@ -1467,7 +1708,12 @@ impl Machine {
         let mut push = |m: &mut Machine, bi: i64, li: i64| -> Result<(), Exc> {
             let text: String = chars[bi as usize..(bi + li) as usize].iter().collect();
             let t = m.make_text(&text, kind)?.expect("text");
-            alts.push(vec![(a[1], Cell::Int(bi)), (a[2], Cell::Int(li)), (a[3], Cell::Int(n - bi - li)), (a[4], t)]);
+            alts.push(vec![
+                (a[1], Cell::Int(bi)),
+                (a[2], Cell::Int(li)),
+                (a[3], Cell::Int(n - bi - li)),
+                (a[4], t),
+            ]);
             Ok(())
         };
         if let Some(sub) = &sub {
@@ -1533,8 +1779,14 @@ impl Machine {
 
     fn case_convert(&mut self, a: &[Cell], upper: bool, string: bool) -> Res {
         let s = self.atomic_text(a[0])?;
-        let t = if upper { s.to_uppercase() } else { s.to_lowercase() };
-        let v = self.make_text(&t, if string { Conv::String } else { Conv::Atom })?.expect("text");
+        let t = if upper {
+            s.to_uppercase()
+        } else {
+            s.to_lowercase()
+        };
+        let v = self
+            .make_text(&t, if string { Conv::String } else { Conv::Atom })?
+            .expect("text");
         Ok(self.store.unify(a[1], v))
     }
 
@@ -1543,7 +1795,12 @@ impl Machine {
         match crate::syntax::parse_term(text) {
             Ok(clause) => {
                 let mut vars = Vec::new();
-                let c = super::compile::ast_to_heap(&clause.term, &mut self.atoms, &mut self.store, &mut vars);
+                let c = super::compile::ast_to_heap(
+                    &clause.term,
+                    &mut self.atoms,
+                    &mut self.store,
+                    &mut vars,
+                );
                 Ok((c, vars))
             }
             Err(d) => {
@@ -1563,7 +1820,11 @@ impl Machine {
             return Ok(self.store.unify(t, c));
         }
         let s = self.format_term(t, &WriteOpts::writeq());
-        let v = if string { self.store.new_text(&s) } else { Cell::Atom(self.atoms.intern(&s)) };
+        let v = if string {
+            self.store.new_text(&s)
+        } else {
+            Cell::Atom(self.atoms.intern(&s))
+        };
         Ok(self.store.unify(a[1], v))
     }
 
@@ -1577,7 +1838,9 @@ impl Machine {
             for &c in &items {
                 let d = self.store.deref(c);
                 match d {
-                    Cell::Str(_) | Cell::Lst(_) if self.store.functor(d).expect("compound").1 >= key => {
+                    Cell::Str(_) | Cell::Lst(_)
+                        if self.store.functor(d).expect("compound").1 >= key =>
+                    {
                         v.push((self.store.arg(d, key - 1), c))
                     }
                     Cell::Ref(_) => return Err(self.inst_error()),
@@ -1610,8 +1873,12 @@ impl Machine {
         let mut o = WriteOpts::default();
         for it in self.list_vec(l)? {
             let it = self.store.deref(it);
-            let Cell::Str(p) = it else { return Err(self.domain_error(atom::WRITE_OPTION, it)) };
-            let Cell::Fun(f, 1) = self.store.heap[p] else { return Err(self.domain_error(atom::WRITE_OPTION, it)) };
+            let Cell::Str(p) = it else {
+                return Err(self.domain_error(atom::WRITE_OPTION, it));
+            };
+            let Cell::Fun(f, 1) = self.store.heap[p] else {
+                return Err(self.domain_error(atom::WRITE_OPTION, it));
+            };
             let v = self.store.deref(self.store.heap[p + 1]);
             let flag = v == Cell::Atom(atom::TRUE);
             match f {
@@ -1629,9 +1896,10 @@ impl Machine {
     fn split_clause_term(&mut self, t: Cell) -> Result<(Cell, Cell), Exc> {
         let t = self.store.deref(t);
         match t {
-            Cell::Str(p) if self.store.heap[p] == Cell::Fun(atom::NECK, 2) => {
-                Ok((self.store.deref(self.store.heap[p + 1]), self.store.heap[p + 2]))
-            }
+            Cell::Str(p) if self.store.heap[p] == Cell::Fun(atom::NECK, 2) => Ok((
+                self.store.deref(self.store.heap[p + 1]),
+                self.store.heap[p + 2],
+            )),
             Cell::Ref(_) => Err(self.inst_error()),
             _ => Ok((t, Cell::Atom(atom::TRUE))),
         }
@@ -1647,7 +1915,9 @@ impl Machine {
             None => false,
         };
         if static_ {
-            let pi = self.store.new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
+            let pi = self
+                .store
+                .new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
             return Err(self.permission_error(atom::MODIFY, atom::STATIC_PROCEDURE, pi));
         }
         Ok(())
@@ -1658,7 +1928,9 @@ impl Machine {
         let (head, _) = self.split_clause_term(t)?;
         let (f, n) = match head {
             Cell::Ref(_) => return Err(self.inst_error()),
-            Cell::Atom(_) | Cell::Str(_) | Cell::Lst(_) => self.store.functor(head).expect("callable"),
+            Cell::Atom(_) | Cell::Str(_) | Cell::Lst(_) => {
+                self.store.functor(head).expect("callable")
+            }
             other => return Err(self.type_error(atom::CALLABLE, other)),
         };
         self.check_modifiable(f, n as u32)?;
@@ -1707,8 +1979,14 @@ impl Machine {
                         match self.db.pred_mut(f, n) {
                             Some(p) => p.dynamic = true,
                             None => {
-                                let pi = self.store.new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
-                                return Err(self.permission_error(atom::MODIFY, atom::STATIC_PROCEDURE, pi));
+                                let pi = self
+                                    .store
+                                    .new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
+                                return Err(self.permission_error(
+                                    atom::MODIFY,
+                                    atom::STATIC_PROCEDURE,
+                                    pi,
+                                ));
                             }
                         }
                     } else if !self.db.discontiguous.contains(&(f, n)) {
@@ -1724,23 +2002,33 @@ impl Machine {
     fn start_clause_iter(&mut self, head: Cell, body: Cell, retract: bool) -> Res {
         let (f, n) = match head {
             Cell::Ref(_) => return Err(self.inst_error()),
-            Cell::Atom(_) | Cell::Str(_) | Cell::Lst(_) => self.store.functor(head).expect("callable"),
+            Cell::Atom(_) | Cell::Str(_) | Cell::Lst(_) => {
+                self.store.functor(head).expect("callable")
+            }
             other => return Err(self.type_error(atom::CALLABLE, other)),
         };
         let clauses = match self.db.entries.get(&(f, n as u32)) {
             Some(super::db::Entry::User(i)) => {
                 let p = &self.db.preds[*i];
+                if p.library {
+                    // Library predicates are not visible as clauses.
+                    return Ok(false);
+                }
                 if retract && !p.dynamic {
                     if p.clauses.is_empty() {
                         return Ok(false);
                     }
-                    let pi = self.store.new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
+                    let pi = self
+                        .store
+                        .new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
                     return Err(self.permission_error(atom::MODIFY, atom::STATIC_PROCEDURE, pi));
                 }
                 p.clauses.clone()
             }
             Some(_) => {
-                let pi = self.store.new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
+                let pi = self
+                    .store
+                    .new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
                 let action = if retract { atom::MODIFY } else { atom::ACCESS };
                 return Err(self.permission_error(action, atom::PRIVATE_PROCEDURE, pi));
             }
@@ -1750,7 +2038,13 @@ impl Machine {
             return Ok(false);
         }
         let key = if retract { Some((f, n as u32)) } else { None };
-        self.push_alt(Alt::ClauseIter { head, body, clauses, next: 0, retract: key });
+        self.push_alt(Alt::ClauseIter {
+            head,
+            body,
+            clauses,
+            next: 0,
+            retract: key,
+        });
         resume_clause_iter(self)
     }
 
@@ -1769,7 +2063,14 @@ impl Machine {
 pub fn resume_clause_iter(m: &mut Machine) -> Res {
     loop {
         let top = m.choices.len() - 1;
-        let Alt::ClauseIter { head, body, clauses, next, retract } = &m.choices[top].alt else {
+        let Alt::ClauseIter {
+            head,
+            body,
+            clauses,
+            next,
+            retract,
+        } = &m.choices[top].alt
+        else {
             unreachable!("resume_clause_iter with another choice point on top")
         };
         let (head, body, clauses, i, retract) = (*head, *body, clauses.clone(), *next, *retract);
@@ -1786,7 +2087,9 @@ pub fn resume_clause_iter(m: &mut Machine) -> Res {
         }
         let c = &clauses[i];
         let t = m.store.copy_in(&c.tmpl, &mut Vec::new());
-        let Cell::Str(p) = t else { unreachable!("clause template is :-/N") };
+        let Cell::Str(p) = t else {
+            unreachable!("clause template is :-/N")
+        };
         let h = m.store.heap[p + 1];
         let goals: Vec<Cell> = (0..c.body_len).map(|k| m.store.heap[p + 2 + k]).collect();
         let b = match goals.split_last() {

@@ -14,8 +14,14 @@ pub fn singletons(clause: &Clause, out: &mut Vec<Diagnostic>) {
     for (name, spans) in &clause.vars {
         if spans.len() == 1 && !name.starts_with('_') {
             out.push(
-                Diagnostic::warning(spans[0], format!("singleton variable `{name}`"), "occurs only once in this clause")
-                    .with_help(format!("if it is meant to be unused, write `_{name}` or `_`")),
+                Diagnostic::warning(
+                    spans[0],
+                    format!("singleton variable `{name}`"),
+                    "occurs only once in this clause",
+                )
+                .with_help(format!(
+                    "if it is meant to be unused, write `_{name}` or `_`"
+                )),
             );
         }
     }
@@ -28,7 +34,9 @@ fn meta_args(name: &str, arity: usize) -> Vec<(usize, usize)> {
         (",", 2) | (";", 2) | ("->", 2) | ("*->", 2) | ("|", 2) => vec![(0, 0), (1, 0)],
         ("\\+", 1) | ("call", 1) | ("once", 1) | ("ignore", 1) | ("not", 1) => vec![(0, 0)],
         ("forall", 2) => vec![(0, 0), (1, 0)],
-        ("findall", 3) | ("findall", 4) | ("bagof", 3) | ("setof", 3) | ("aggregate_all", 3) => vec![(1, 0)],
+        ("findall", 3) | ("findall", 4) | ("bagof", 3) | ("setof", 3) | ("aggregate_all", 3) => {
+            vec![(1, 0)]
+        }
         ("catch", 3) => vec![(0, 0), (2, 0)],
         ("call", n) => vec![(0, n - 1)],
         ("maplist", n) => vec![(0, n - 1)],
@@ -58,7 +66,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
 pub fn undefined_calls(e: &mut Engine, clauses: &[Clause], out: &mut Vec<Diagnostic>) {
     let m = &mut e.m;
     let defined = |m: &Machine, name: &str, arity: usize| -> bool {
-        let Some(a) = m.atoms.lookup(name) else { return false };
+        let Some(a) = m.atoms.lookup(name) else {
+            return false;
+        };
         match m.db.entries.get(&(a, arity as u32)) {
             Some(Entry::User(i)) => {
                 let p = &m.db.preds[*i];
@@ -77,7 +87,9 @@ pub fn undefined_calls(e: &mut Engine, clauses: &[Clause], out: &mut Vec<Diagnos
         };
         let mut stack: Vec<(&Ast, usize)> = vec![(body, 0)];
         while let Some((g, extra)) = stack.pop() {
-            let Some((name, arity)) = g.key() else { continue };
+            let Some((name, arity)) = g.key() else {
+                continue;
+            };
             let arity = arity + extra;
             if extra == 0 {
                 for (i, k) in meta_args(name, arity) {
@@ -140,7 +152,10 @@ fn suggest(m: &Machine, name: &str, arity: usize) -> Option<String> {
             continue;
         };
         let text = format!("{cand}/{n}");
-        if best.as_ref().is_none_or(|(s, t)| score < *s || (score == *s && text < *t)) {
+        if best
+            .as_ref()
+            .is_none_or(|(s, t)| score < *s || (score == *s && text < *t))
+        {
             best = Some((score, text));
         }
     }
@@ -164,7 +179,10 @@ pub fn describe_error(m: &mut Machine, ball: Cell) -> String {
     let q = |m: &mut Machine, c: Cell| m.format_term(c, &WriteOpts::writeq());
     let ball = m.store.deref(ball);
     let (formal, context) = match ball {
-        Cell::Str(p) if m.store.heap[p] == Cell::Fun(atom::ERROR, 2) => (m.store.deref(m.store.heap[p + 1]), m.store.deref(m.store.heap[p + 2])),
+        Cell::Str(p) if m.store.heap[p] == Cell::Fun(atom::ERROR, 2) => (
+            m.store.deref(m.store.heap[p + 1]),
+            m.store.deref(m.store.heap[p + 2]),
+        ),
         _ => return format!("Unhandled exception: {}", q(m, ball)),
     };
     let mut prefix = String::new();
@@ -178,17 +196,26 @@ pub fn describe_error(m: &mut Machine, ball: Cell) -> String {
     }
     let args: Vec<Cell> = match formal {
         Cell::Str(p) => {
-            let Cell::Fun(_, n) = m.store.heap[p] else { unreachable!() };
+            let Cell::Fun(_, n) = m.store.heap[p] else {
+                unreachable!()
+            };
             (0..n as usize).map(|i| m.store.heap[p + 1 + i]).collect()
         }
         _ => vec![],
     };
-    let name = m.store.functor(formal).map(|(f, _)| m.atoms.name(f).to_string()).unwrap_or_default();
+    let name = m
+        .store
+        .functor(formal)
+        .map(|(f, _)| m.atoms.name(f).to_string())
+        .unwrap_or_default();
     let body = match (name.as_str(), args.len()) {
         ("instantiation_error", 0) => "Arguments are not sufficiently instantiated".to_string(),
         ("type_error", 2) => {
             let (t, c) = (q(m, args[0]), q(m, args[1]));
-            format!("Type error: `{t}` expected, found `{c}` ({})", kind_of(m, args[1]))
+            format!(
+                "Type error: `{t}` expected, found `{c}` ({})",
+                kind_of(m, args[1])
+            )
         }
         ("domain_error", 2) => {
             let (t, c) = (q(m, args[0]), q(m, args[1]));
@@ -209,8 +236,14 @@ pub fn describe_error(m: &mut Machine, ball: Cell) -> String {
             format!("No permission to {a} {t} `{c}`")
         }
         ("resource_error", 1) => format!("Not enough resources: {}", q(m, args[0])),
-        ("syntax_error", 1) => format!("Syntax error: {}", m.format_term(args[0], &WriteOpts::write())),
-        ("format", 1) => format!("Format error: {}", m.format_term(args[0], &WriteOpts::write())),
+        ("syntax_error", 1) => format!(
+            "Syntax error: {}",
+            m.format_term(args[0], &WriteOpts::write())
+        ),
+        ("format", 1) => format!(
+            "Format error: {}",
+            m.format_term(args[0], &WriteOpts::write())
+        ),
         _ => format!("Unknown error term: {}", q(m, formal)),
     };
     format!("{prefix}{body}")

@@ -9,7 +9,12 @@ use std::rc::Rc;
 
 /// Puts a parsed term on the heap. `vars` maps variable names to their
 /// cells (shared across calls for one clause or query).
-pub fn ast_to_heap(ast: &Ast, atoms: &mut Atoms, store: &mut Store, vars: &mut Vec<(String, Cell)>) -> Cell {
+pub fn ast_to_heap(
+    ast: &Ast,
+    atoms: &mut Atoms,
+    store: &mut Store,
+    vars: &mut Vec<(String, Cell)>,
+) -> Cell {
     let root = store.heap.len();
     store.heap.push(Cell::Atom(atom::NIL));
     let mut work: Vec<(&Ast, usize)> = vec![(ast, root)];
@@ -66,7 +71,12 @@ pub enum ClauseError {
 fn control_args(name: Atom, arity: usize) -> bool {
     matches!(
         (name, arity),
-        (atom::COMMA, 2) | (atom::SEMI, 2) | (atom::ARROW, 2) | (atom::SOFT, 2) | (atom::NOT, 1) | (atom::BAR, 2)
+        (atom::COMMA, 2)
+            | (atom::SEMI, 2)
+            | (atom::ARROW, 2)
+            | (atom::SOFT, 2)
+            | (atom::NOT, 1)
+            | (atom::BAR, 2)
     )
 }
 
@@ -78,7 +88,9 @@ fn wrap_goal(store: &mut Store, g: Cell, depth: usize) -> Result<Cell, ClauseErr
         Cell::Ref(_) => Ok(store.new_struct(atom::CALL, &[g])),
         Cell::Atom(_) => Ok(g),
         Cell::Str(p) => {
-            let Cell::Fun(f, n) = store.heap[p] else { unreachable!("Str points at Fun") };
+            let Cell::Fun(f, n) = store.heap[p] else {
+                unreachable!("Str points at Fun")
+            };
             if depth < 200 && control_args(f, n as usize) {
                 let mut args = Vec::with_capacity(n as usize);
                 for i in 0..n as usize {
@@ -98,7 +110,9 @@ fn wrap_goal(store: &mut Store, g: Cell, depth: usize) -> Result<Cell, ClauseErr
 pub fn clause_parts(store: &mut Store, term: Cell) -> Result<(Cell, Vec<Cell>), ClauseError> {
     let term = store.deref(term);
     let (head, body) = match term {
-        Cell::Str(p) if store.heap[p] == Cell::Fun(atom::NECK, 2) => (store.deref(store.heap[p + 1]), Some(store.heap[p + 2])),
+        Cell::Str(p) if store.heap[p] == Cell::Fun(atom::NECK, 2) => {
+            (store.deref(store.heap[p + 1]), Some(store.heap[p + 2]))
+        }
         _ => (term, None),
     };
     match head {
@@ -129,7 +143,11 @@ pub fn clause_parts(store: &mut Store, term: Cell) -> Result<(Cell, Vec<Cell>), 
 
 /// Compiles a clause term on the heap into a template. The heap is left as
 /// it was.
-pub fn compile_clause(store: &mut Store, term: Cell, span: Option<(Rc<str>, Span)>) -> Result<ClauseCode, ClauseError> {
+pub fn compile_clause(
+    store: &mut Store,
+    term: Cell,
+    span: Option<(Rc<str>, Span)>,
+) -> Result<ClauseCode, ClauseError> {
     let mark = store.heap.len();
     let result = (|| {
         let (head, goals) = clause_parts(store, term)?;
@@ -143,7 +161,13 @@ pub fn compile_clause(store: &mut Store, term: Cell, span: Option<(Rc<str>, Span
             Cell::Str(p) => Key::of(tmpl.cells[p + 1], &tmpl.cells),
             _ => None,
         };
-        Ok(ClauseCode { tmpl, body_start: 3, body_len: goals.len(), key, span })
+        Ok(ClauseCode {
+            tmpl,
+            body_start: 3,
+            body_len: goals.len(),
+            key,
+            span,
+        })
     })();
     store.heap.truncate(mark);
     result

@@ -114,8 +114,17 @@ impl Index {
                 .collect();
             by_key.insert(k, list);
         }
-        let var_only = clauses.iter().enumerate().filter(|(_, c)| c.key.is_none()).map(|(i, _)| i as u32).collect();
-        Index { by_key, var_only, all }
+        let var_only = clauses
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.key.is_none())
+            .map(|(i, _)| i as u32)
+            .collect();
+        Index {
+            by_key,
+            var_only,
+            all,
+        }
     }
 
     /// The clauses to try for a first argument with this key.
@@ -142,7 +151,14 @@ pub struct Pred {
 
 impl Pred {
     pub fn new(name: Atom, arity: u32) -> Pred {
-        Pred { name, arity, clauses: Rc::new(Vec::new()), dynamic: false, library: false, index: RefCell::new(None) }
+        Pred {
+            name,
+            arity,
+            clauses: Rc::new(Vec::new()),
+            dynamic: false,
+            library: false,
+            index: RefCell::new(None),
+        }
     }
 
     /// The index, built on first use after a change.

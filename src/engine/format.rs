@@ -27,11 +27,24 @@ pub fn c_general(f: f64, p: usize) -> String {
     }
     let p = p.max(1);
     let e = format!("{:.*e}", p - 1, f);
-    let x: i32 = e.split_once('e').expect("exponent").1.parse().expect("digits");
-    let s = if x < -4 || x >= p as i32 { c_exp(f, p - 1) } else { format!("{:.*}", (p as i32 - 1 - x).max(0) as usize, f) };
+    let x: i32 = e
+        .split_once('e')
+        .expect("exponent")
+        .1
+        .parse()
+        .expect("digits");
+    let s = if x < -4 || x >= p as i32 {
+        c_exp(f, p - 1)
+    } else {
+        format!("{:.*}", (p as i32 - 1 - x).max(0) as usize, f)
+    };
     // Strip trailing zeros of the fraction.
     if let Some((m, ex)) = s.split_once('e') {
-        let m = if m.contains('.') { m.trim_end_matches('0').trim_end_matches('.') } else { m };
+        let m = if m.contains('.') {
+            m.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            m
+        };
         format!("{m}e{ex}")
     } else if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -122,7 +135,13 @@ impl Columns {
 
 /// Formats `fmt` with `args`.
 pub fn format(m: &mut Machine, fmt: &str, args: &[Cell]) -> Result<String, Exc> {
-    let mut cols = Columns { out: String::new(), line_start: 0, seg_start: 0, last_stop: 0, fills: Vec::new() };
+    let mut cols = Columns {
+        out: String::new(),
+        line_start: 0,
+        seg_start: 0,
+        last_stop: 0,
+        fills: Vec::new(),
+    };
     let mut args = args.iter().copied();
     let mut chars = fmt.chars().peekable();
     let mut next_arg = |m: &mut Machine| -> Result<Cell, Exc> {
@@ -149,7 +168,9 @@ pub fn format(m: &mut Machine, fmt: &str, args: &[Cell]) -> Result<String, Exc> 
             }
             Some('`') => {
                 chars.next();
-                let ch = chars.next().ok_or_else(|| format_error(m, "truncated format"))?;
+                let ch = chars
+                    .next()
+                    .ok_or_else(|| format_error(m, "truncated format"))?;
                 fill_char = ch;
                 num = Some(ch as i64);
             }
@@ -170,7 +191,11 @@ pub fn format(m: &mut Machine, fmt: &str, args: &[Cell]) -> Result<String, Exc> 
             '~' => cols.push("~"),
             'w' | 'p' | 'q' => {
                 let a = next_arg(m)?;
-                let opts = if d == 'w' { WriteOpts::write() } else { WriteOpts::writeq() };
+                let opts = if d == 'w' {
+                    WriteOpts::write()
+                } else {
+                    WriteOpts::writeq()
+                };
                 let s = m.format_term(a, &opts);
                 cols.push(&s);
             }
@@ -181,10 +206,11 @@ pub fn format(m: &mut Machine, fmt: &str, args: &[Cell]) -> Result<String, Exc> 
             }
             'd' | 'D' => {
                 let a = next_arg(m)?;
-                let v = match m.store.deref(a) {
-                    Cell::Int(i) => i,
-                    Cell::Ref(_) => return Err(m.inst_error()),
-                    _ => return Err(format_error(m, "~d expects an integer argument")),
+                let v = match m.eval(a)? {
+                    super::arith::Num::Int(i) => i,
+                    super::arith::Num::Flt(_) => {
+                        return Err(format_error(m, "~d expects an integer argument"));
+                    }
                 };
                 let neg = v < 0;
                 let mut digits = v.unsigned_abs().to_string();
@@ -232,7 +258,10 @@ pub fn format(m: &mut Machine, fmt: &str, args: &[Cell]) -> Result<String, Exc> 
             'c' => {
                 let a = next_arg(m)?;
                 let code = m.int_of(a)?;
-                let ch = u32::try_from(code).ok().and_then(char::from_u32).ok_or_else(|| m.repr_error(atom::CHARACTER_CODE))?;
+                let ch = u32::try_from(code)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .ok_or_else(|| m.repr_error(atom::CHARACTER_CODE))?;
                 let k = num.unwrap_or(1).max(0) as usize;
                 let s: String = std::iter::repeat_n(ch, k).collect();
                 cols.push(&s);
@@ -256,7 +285,14 @@ pub fn format(m: &mut Machine, fmt: &str, args: &[Cell]) -> Result<String, Exc> 
             }
             't' => {
                 let pos = cols.out.len();
-                cols.fills.push((pos, if num.is_some() && fill_char == ' ' { char::from_u32(num.unwrap_or(32) as u32).unwrap_or(' ') } else { fill_char }));
+                cols.fills.push((
+                    pos,
+                    if num.is_some() && fill_char == ' ' {
+                        char::from_u32(num.unwrap_or(32) as u32).unwrap_or(' ')
+                    } else {
+                        fill_char
+                    },
+                ));
             }
             '|' => {
                 let target = match num {

@@ -7,6 +7,7 @@
 pub mod arith;
 pub mod atoms;
 pub mod builtins;
+mod check;
 pub mod compile;
 pub mod db;
 pub mod format;
@@ -14,7 +15,6 @@ pub mod gc;
 pub mod machine;
 pub mod term;
 pub mod write;
-mod check;
 
 pub use machine::{Exc, Limits};
 pub use term::{Cell, Tmpl};
@@ -70,7 +70,11 @@ pub struct Answer {
 pub enum QueryError {
     /// An uncaught exception: the ball as `writeq` text and a message a
     /// person can read.
-    Exception { ball: String, message: String, term: Tmpl },
+    Exception {
+        ball: String,
+        message: String,
+        term: Tmpl,
+    },
     /// A resource limit (`steps`, `time` or `memory`).
     Limit { resource: String, message: String },
     /// `halt/0,1` was called.
@@ -82,7 +86,9 @@ pub enum QueryError {
 impl std::fmt::Display for QueryError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            QueryError::Exception { message, .. } | QueryError::Limit { message, .. } => write!(f, "{message}"),
+            QueryError::Exception { message, .. } | QueryError::Limit { message, .. } => {
+                write!(f, "{message}")
+            }
             QueryError::Halt(c) => write!(f, "halt({c})"),
             QueryError::Syntax(d) => write!(f, "syntax error: {}", d.message),
         }
@@ -139,7 +145,9 @@ impl Engine {
 
     fn load_text(&mut self, name: &str, src: &str, library: bool) -> LoadReport {
         let program = syntax::parse_program(src);
-        let mut report = LoadReport { diagnostics: program.errors };
+        let mut report = LoadReport {
+            diagnostics: program.errors,
+        };
         let file: Rc<str> = Rc::from(name);
         self.m.loading = Some(file.clone());
         let mut last_key: Option<(atoms::Atom, u32)> = None;
@@ -164,7 +172,12 @@ impl Engine {
             }
             let mark = self.m.store.heap.len();
             let mut vars = Vec::new();
-            let term = ast_to_heap(&clause.term, &mut self.m.atoms, &mut self.m.store, &mut vars);
+            let term = ast_to_heap(
+                &clause.term,
+                &mut self.m.atoms,
+                &mut self.m.store,
+                &mut vars,
+            );
             let result = compile_clause(&mut self.m.store, term, Some((file.clone(), clause.span)));
             self.m.store.heap.truncate(mark);
             let code = match result {
@@ -173,10 +186,15 @@ impl Engine {
                     let msg = match e {
                         ClauseError::VarHead => "the head of this clause is a variable".to_string(),
                         ClauseError::NotCallable(c) => {
-                            format!("`{}` cannot be a goal or a clause head", self.m.format_term(c, &WriteOpts::writeq()))
+                            format!(
+                                "`{}` cannot be a goal or a clause head",
+                                self.m.format_term(c, &WriteOpts::writeq())
+                            )
                         }
                     };
-                    report.diagnostics.push(Diagnostic::error(clause.span, msg, "in this clause"));
+                    report
+                        .diagnostics
+                        .push(Diagnostic::error(clause.span, msg, "in this clause"));
                     continue;
                 }
             };
@@ -186,8 +204,12 @@ impl Engine {
             match self.m.db.entries.get(&key) {
                 Some(db::Entry::Builtin(_)) | Some(db::Entry::Control(_)) => {
                     report.diagnostics.push(
-                        Diagnostic::error(head.span(), format!("`{hname}/{harity}` is a builtin and cannot be redefined"), "this clause")
-                            .with_help("rename your predicate"),
+                        Diagnostic::error(
+                            head.span(),
+                            format!("`{hname}/{harity}` is a builtin and cannot be redefined"),
+                            "this clause",
+                        )
+                        .with_help("rename your predicate"),
                     );
                     continue;
                 }
@@ -208,10 +230,14 @@ impl Engine {
                     report.diagnostics.push(
                         Diagnostic::warning(
                             head.span(),
-                            format!("clauses of `{hname}/{harity}` are not together in the source file"),
+                            format!(
+                                "clauses of `{hname}/{harity}` are not together in the source file"
+                            ),
                             "this clause is separated from the earlier ones",
                         )
-                        .with_help(format!("keep them together, or declare `:- discontiguous {hname}/{harity}.`")),
+                        .with_help(format!(
+                            "keep them together, or declare `:- discontiguous {hname}/{harity}.`"
+                        )),
                     );
                 } else if !seen.contains(&key) {
                     seen.push(key);
@@ -234,8 +260,16 @@ impl Engine {
         let text = format!("directive `{}`", short(goal));
         match self.run_once(goal) {
             Ok(true) => {}
-            Ok(false) => report.diagnostics.push(Diagnostic::warning(span, format!("{text} failed"), "this directive")),
-            Err(e) => report.diagnostics.push(Diagnostic::error(span, format!("{text} raised an error: {e}"), "this directive")),
+            Ok(false) => report.diagnostics.push(Diagnostic::warning(
+                span,
+                format!("{text} failed"),
+                "this directive",
+            )),
+            Err(e) => report.diagnostics.push(Diagnostic::error(
+                span,
+                format!("{text} raised an error: {e}"),
+                "this directive",
+            )),
         }
         let out = std::mem::take(&mut self.m.out);
         if !out.is_empty() {
@@ -271,11 +305,20 @@ impl Engine {
         let clause = syntax::parse_term(text).map_err(QueryError::Syntax)?;
         self.reset();
         let mut vars = Vec::new();
-        let g = ast_to_heap(&clause.term, &mut self.m.atoms, &mut self.m.store, &mut vars);
+        let g = ast_to_heap(
+            &clause.term,
+            &mut self.m.atoms,
+            &mut self.m.store,
+            &mut vars,
+        );
         self.m.roots = vars.iter().map(|(_, c)| *c).collect();
         let names = vars.into_iter().map(|(n, _)| n).collect();
         self.m.start(g);
-        Ok(Query { engine: self, names, state: State::Fresh })
+        Ok(Query {
+            engine: self,
+            names,
+            state: State::Fresh,
+        })
     }
 
     /// Turns an engine exception into a query error with a readable message.
@@ -293,7 +336,8 @@ impl Engine {
                         "resource_error(time): the query was stopped after {:.1} seconds (raise the limit with --timeout)",
                         self.m.limits.timeout.map_or(0.0, |d| d.as_secs_f64())
                     ),
-                    _ => "resource_error(memory): the query used more memory than its limit".to_string(),
+                    _ => "resource_error(memory): the query used more memory than its limit"
+                        .to_string(),
                 };
                 QueryError::Limit { resource, message }
             }
@@ -302,7 +346,11 @@ impl Engine {
                 let c = self.m.store.copy_in(&t, &mut Vec::new());
                 let ball = self.m.format_term(c, &WriteOpts::writeq());
                 let message = check::describe_error(&mut self.m, c);
-                QueryError::Exception { ball, message, term: t }
+                QueryError::Exception {
+                    ball,
+                    message,
+                    term: t,
+                }
             }
         }
     }
@@ -387,12 +435,19 @@ impl Query<'_> {
             }
             let text = m.format_term(v, &WriteOpts::writeq());
             let term = m.store.copy_out(v, &mut Vec::new());
-            bindings.push(Binding { name: name.clone(), text, term });
+            bindings.push(Binding {
+                name: name.clone(),
+                text,
+                term,
+            });
         }
         for a in named {
             m.store.heap[a] = Cell::Ref(a);
         }
-        Answer { bindings, output: std::mem::take(&mut m.out) }
+        Answer {
+            bindings,
+            output: std::mem::take(&mut m.out),
+        }
     }
 }
 

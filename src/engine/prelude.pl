@@ -60,8 +60,9 @@ aggregate_all(set(E), G, S) :- !, findall(E, G, L), sort(L, S).
 '$length_gen'([], N, N, _).
 '$length_gen'([_|T], N, N0, _) :- N1 is N0 + 1, '$length_gen'(T, N, N1, 0).
 
-member(X, [X|_]).
-member(X, [_|T]) :- member(X, T).
+member(X, [H|T]) :- '$member'(T, X, H).
+'$member'(_, X, X).
+'$member'([H|T], X, _) :- '$member'(T, X, H).
 
 append([], L, L).
 append([H|T], L, [H|R]) :- append(T, L, R).

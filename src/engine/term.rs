@@ -205,7 +205,8 @@ impl Store {
                 }
                 (Cell::Str(p), Cell::Str(q)) => {
                     if p != q {
-                        let (Cell::Fun(f, n), Cell::Fun(g, m)) = (self.heap[p], self.heap[q]) else {
+                        let (Cell::Fun(f, n), Cell::Fun(g, m)) = (self.heap[p], self.heap[q])
+                        else {
                             return false;
                         };
                         if f != g || n != m {
@@ -258,7 +259,9 @@ impl Store {
                 }
                 Cell::Fun(_, k) => Cell::Ref(k as usize),
                 Cell::Str(p) => {
-                    let Cell::Fun(f, n) = self.heap[p] else { unreachable!("Str points at Fun") };
+                    let Cell::Fun(f, n) = self.heap[p] else {
+                        unreachable!("Str points at Fun")
+                    };
                     let q = cells.len();
                     cells.push(Cell::Fun(f, n));
                     for i in 0..n as usize {
@@ -281,7 +284,10 @@ impl Store {
         for &a in vars.iter() {
             self.heap[a] = Cell::Ref(a);
         }
-        Tmpl { nvars: vars.len(), cells }
+        Tmpl {
+            nvars: vars.len(),
+            cells,
+        }
     }
 
     /// Copies a template onto the heap with fresh variables (or the values
@@ -335,7 +341,9 @@ impl Store {
     fn alloc_block(&mut self, cells: &[Cell], src: usize, work: &mut Vec<(usize, usize)>) -> Cell {
         match cells[src] {
             Cell::Str(p) => {
-                let Cell::Fun(f, n) = cells[p] else { unreachable!("template Str points at Fun") };
+                let Cell::Fun(f, n) = cells[p] else {
+                    unreachable!("template Str points at Fun")
+                };
                 let q = self.heap.len();
                 self.heap.push(Cell::Fun(f, n));
                 let n = n as usize;
@@ -364,13 +372,15 @@ impl Store {
     }
 }
 
-/// The standard order of terms: Var < Number < Atom < String < Compound.
+/// The standard order of terms: Var < Number < String < Atom < Compound
+/// (as SWI-Prolog implements it).
 pub fn type_rank(c: Cell) -> u8 {
     match c {
         Cell::Ref(_) => 0,
         Cell::Flt(_) | Cell::Int(_) => 1,
+        // SWI-Prolog orders strings before atoms.
+        Cell::Text(_) => 2,
         Cell::Atom(_) => 3,
-        Cell::Text(_) => 4,
         Cell::Str(_) | Cell::Lst(_) | Cell::Fun(..) => 5,
     }
 }
@@ -381,11 +391,13 @@ pub fn compare_numbers(a: Cell, b: Cell) -> Ordering {
     match (a, b) {
         (Cell::Int(x), Cell::Int(y)) => x.cmp(&y),
         (Cell::Flt(x), Cell::Flt(y)) => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
-        (Cell::Int(x), Cell::Flt(y)) => match (x as f64).partial_cmp(&y).unwrap_or(Ordering::Equal) {
+        (Cell::Int(x), Cell::Flt(y)) => match (x as f64).partial_cmp(&y).unwrap_or(Ordering::Equal)
+        {
             Ordering::Equal => Ordering::Greater,
             o => o,
         },
-        (Cell::Flt(x), Cell::Int(y)) => match x.partial_cmp(&(y as f64)).unwrap_or(Ordering::Equal) {
+        (Cell::Flt(x), Cell::Int(y)) => match x.partial_cmp(&(y as f64)).unwrap_or(Ordering::Equal)
+        {
             Ordering::Equal => Ordering::Less,
             o => o,
         },

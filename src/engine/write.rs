@@ -21,13 +21,25 @@ pub struct WriteOpts {
 
 impl WriteOpts {
     pub fn write() -> WriteOpts {
-        WriteOpts { numbervars: true, ..Default::default() }
+        WriteOpts {
+            numbervars: true,
+            ..Default::default()
+        }
     }
     pub fn writeq() -> WriteOpts {
-        WriteOpts { quoted: true, numbervars: true, ..Default::default() }
+        WriteOpts {
+            quoted: true,
+            numbervars: true,
+            ..Default::default()
+        }
     }
     pub fn canonical() -> WriteOpts {
-        WriteOpts { quoted: true, ignore_ops: true, name_vars: true, ..Default::default() }
+        WriteOpts {
+            quoted: true,
+            ignore_ops: true,
+            name_vars: true,
+            ..Default::default()
+        }
     }
 }
 
@@ -85,7 +97,9 @@ pub fn quote_text(s: &str, q: char) -> String {
                 out.push('\\');
                 out.push(c);
             }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:x}\\", c as u32)),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:x}\\", c as u32))
+            }
             c => out.push(c),
         }
     }
@@ -95,7 +109,11 @@ pub fn quote_text(s: &str, q: char) -> String {
 
 /// Formats an atom name, quoted if `quoted` and needed.
 pub fn format_atom(s: &str, quoted: bool) -> String {
-    if quoted && atom_needs_quotes(s) { quote_text(s, '\'') } else { s.to_string() }
+    if quoted && atom_needs_quotes(s) {
+        quote_text(s, '\'')
+    } else {
+        s.to_string()
+    }
 }
 
 /// The shortest text of a float that reads back, in SWI-Prolog's layout.
@@ -104,7 +122,11 @@ pub fn format_float(f: f64) -> String {
         return "1.5NaN".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 { "1.0Inf".into() } else { "-1.0Inf".into() };
+        return if f > 0.0 {
+            "1.0Inf".into()
+        } else {
+            "-1.0Inf".into()
+        };
     }
     let sign = if f.is_sign_negative() { "-" } else { "" };
     if f == 0.0 {
@@ -117,25 +139,43 @@ pub fn format_float(f: f64) -> String {
     let decpt = exp + 1;
     if decpt <= -4 || decpt > 15 {
         let rest = if digits.len() > 1 { &digits[1..] } else { "0" };
-        let es = if exp >= 0 { format!("+{exp}") } else { format!("{exp}") };
+        let es = if exp >= 0 {
+            format!("+{exp}")
+        } else {
+            format!("{exp}")
+        };
         format!("{sign}{}.{rest}e{es}", &digits[..1])
     } else if decpt <= 0 {
         format!("{sign}0.{}{digits}", "0".repeat((-decpt) as usize))
     } else if decpt as usize >= digits.len() {
-        format!("{sign}{digits}{}.0", "0".repeat(decpt as usize - digits.len()))
+        format!(
+            "{sign}{digits}{}.0",
+            "0".repeat(decpt as usize - digits.len())
+        )
     } else {
-        format!("{sign}{}.{}", &digits[..decpt as usize], &digits[decpt as usize..])
+        format!(
+            "{sign}{}.{}",
+            &digits[..decpt as usize],
+            &digits[decpt as usize..]
+        )
     }
 }
 
 /// The name `'$VAR'(N)` stands for: A..Z, then A1...
 pub fn var_name(n: i64) -> String {
     let letter = (b'A' + (n % 26) as u8) as char;
-    if n >= 26 { format!("{letter}{}", n / 26) } else { letter.to_string() }
+    if n >= 26 {
+        format!("{letter}{}", n / 26)
+    } else {
+        letter.to_string()
+    }
 }
 
 struct Out {
     s: String,
+    /// The last token was a prefix `-` or `+`: a digit after it needs a
+    /// space (`- 1` is not the number -1).
+    after_sign: bool,
 }
 
 impl Out {
@@ -143,11 +183,14 @@ impl Out {
     /// previous one.
     fn token(&mut self, t: &str) {
         if let (Some(a), Some(b)) = (self.s.chars().last(), t.chars().next()) {
-            if (is_symbol_char(a) && is_symbol_char(b)) || (is_alnum(a) && is_alnum(b)) || (a == ',' && b == ',' && false)
-            {
+            let glue = (is_symbol_char(a) && is_symbol_char(b))
+                || (is_alnum(a) && is_alnum(b))
+                || (self.after_sign && b.is_ascii_digit());
+            if glue {
                 self.s.push(' ');
             }
         }
+        self.after_sign = false;
         self.s.push_str(t);
     }
 }
@@ -160,11 +203,18 @@ impl Machine {
         }
         match self.store.deref(c) {
             Cell::Str(p) => {
-                let Cell::Fun(f, n) = self.store.heap[p] else { return 0 };
+                let Cell::Fun(f, n) = self.store.heap[p] else {
+                    return 0;
+                };
                 let name = self.atoms.name(f);
                 match n {
                     2 => ops::infix(name).map_or(0, |(p, _)| p),
-                    1 if name != "-" && name != "+" || !matches!(self.store.deref(self.store.heap[p + 1]), Cell::Int(_) | Cell::Flt(_)) => {
+                    1 if name != "-" && name != "+"
+                        || !matches!(
+                            self.store.deref(self.store.heap[p + 1]),
+                            Cell::Int(_) | Cell::Flt(_)
+                        ) =>
+                    {
                         ops::prefix(name).map_or(0, |(p, _)| p)
                     }
                     1 => ops::prefix(name).map_or(0, |(p, _)| p),
@@ -199,7 +249,10 @@ impl Machine {
                 }
             }
         }
-        let mut out = Out { s: String::new() };
+        let mut out = Out {
+            s: String::new(),
+            after_sign: false,
+        };
         let mut tasks = vec![Task::Term(c, 1200, 0)];
         while let Some(t) = tasks.pop() {
             match t {
@@ -231,7 +284,11 @@ impl Machine {
                     } else {
                         tasks.push(Task::Text(")"));
                     }
-                    tasks.push(Task::Term(self.store.heap[p + 1 + i as usize], 999, depth + 1));
+                    tasks.push(Task::Term(
+                        self.store.heap[p + 1 + i as usize],
+                        999,
+                        depth + 1,
+                    ));
                 }
                 Task::Term(c, max, depth) => {
                     if opts.max_depth > 0 && depth > opts.max_depth {
@@ -254,7 +311,9 @@ impl Machine {
                     None => counts.push((a, 1)),
                 },
                 Cell::Str(p) => {
-                    let Cell::Fun(_, n) = self.store.heap[p] else { continue };
+                    let Cell::Fun(_, n) = self.store.heap[p] else {
+                        continue;
+                    };
                     for i in (0..n as usize).rev() {
                         stack.push(self.store.heap[p + 1 + i]);
                     }
@@ -297,7 +356,11 @@ impl Machine {
             Cell::Atom(a) => {
                 let name = self.atoms.name(a);
                 let text = format_atom(name, opts.quoted);
-                let prec = if opts.ignore_ops { 0 } else { self.term_prec(Cell::Atom(a), opts) };
+                let prec = if opts.ignore_ops {
+                    0
+                } else {
+                    self.term_prec(Cell::Atom(a), opts)
+                };
                 if prec > max && max < 999 {
                     out.token("(");
                     out.s.push_str(&text);
@@ -312,7 +375,9 @@ impl Machine {
                 tasks.push(Task::Term(self.store.heap[p], 999, depth + 1));
             }
             Cell::Str(p) => {
-                let Cell::Fun(f, n) = self.store.heap[p] else { unreachable!() };
+                let Cell::Fun(f, n) = self.store.heap[p] else {
+                    unreachable!()
+                };
                 let name = self.atoms.name(f);
                 let arg = |i: usize| self.store.heap[p + 1 + i];
                 if f == atom::VAR_ && n == 1 && opts.numbervars {
@@ -372,7 +437,8 @@ impl Machine {
                                 let a = self.store.deref(arg(0));
                                 let arg_prec = self.term_prec(a, opts);
                                 let numeric = matches!(a, Cell::Int(_) | Cell::Flt(_));
-                                let atom_op = matches!(a, Cell::Atom(x) if ops::is_op(self.atoms.name(x)));
+                                let atom_op =
+                                    matches!(a, Cell::Atom(x) if ops::is_op(self.atoms.name(x)));
                                 if paren {
                                     tasks.push(Task::Text(")"));
                                 }
@@ -385,6 +451,8 @@ impl Machine {
                                         || name.chars().next().is_some_and(is_alnum)
                                     {
                                         out.s.push(' ');
+                                    } else if f == atom::MINUS || f == atom::PLUS {
+                                        out.after_sign = true;
                                     }
                                     tasks.push(Task::Term(a, am, depth + 1));
                                 }
