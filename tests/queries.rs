@@ -32,10 +32,7 @@ fn query_answers_match_swipl() {
         return;
     }
     let mut failures = String::new();
-    let mut files: Vec<_> = std::fs::read_dir(fixtures("queries"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let mut files: Vec<_> = std::fs::read_dir(fixtures("queries")).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
     for path in files {
         let src = std::fs::read_to_string(&path).unwrap();
@@ -44,16 +41,10 @@ fn query_answers_match_swipl() {
         let theirs = run_swipl(&program, "run_all");
         let d = diff(&ours, &theirs);
         if !d.is_empty() {
-            failures.push_str(&format!(
-                "== {}\n{d}",
-                path.file_name().unwrap().to_string_lossy()
-            ));
+            failures.push_str(&format!("== {}\n{d}", path.file_name().unwrap().to_string_lossy()));
         }
     }
-    assert!(
-        failures.is_empty(),
-        "tabula and SWI-Prolog disagree:\n{failures}"
-    );
+    assert!(failures.is_empty(), "tabula and SWI-Prolog disagree:\n{failures}");
 }
 
 /// Prints tabula's and SWI-Prolog's output for one fixture (for debugging:
@@ -67,12 +58,6 @@ fn show_fixture() {
     let program = driver_program(&src);
     println!("{}", run_tabula(&program, "run_all"));
     if swipl_available() {
-        println!(
-            "{}",
-            diff(
-                &run_tabula(&program, "run_all"),
-                &run_swipl(&program, "run_all")
-            )
-        );
+        println!("{}", diff(&run_tabula(&program, "run_all"), &run_swipl(&program, "run_all")));
     }
 }

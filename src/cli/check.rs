@@ -34,11 +34,7 @@ pub fn run(a: CheckArgs) -> Result<i32, CliError> {
         let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
         if errors > 0 {
             failed = true;
-            println!(
-                "{name}: {}, {}",
-                plural(errors, "error"),
-                plural(warnings, "warning")
-            );
+            println!("{name}: {}, {}", plural(errors, "error"), plural(warnings, "warning"));
         } else {
             println!("{name}: ok ({})", plural(warnings, "warning"));
         }

@@ -39,8 +39,7 @@ impl<E: std::fmt::Display> From<E> for CliError {
 
 /// Reads a source file with a clear error.
 pub fn read_source(path: &PathBuf) -> Result<String, CliError> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?;
+    let bytes = std::fs::read(path).map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?;
     String::from_utf8(bytes).map_err(|e| {
         CliError(format!(
             "{} is not UTF-8 text (invalid byte at offset {})",

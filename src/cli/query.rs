@@ -41,10 +41,7 @@ pub fn load(engine: &mut Engine, path: &PathBuf) -> Result<(), CliError> {
     }
     if report.has_errors() {
         let n = report.diagnostics.iter().filter(|d| d.is_error()).count();
-        return Err(CliError(format!(
-            "{name}: {n} error{} while loading",
-            if n == 1 { "" } else { "s" }
-        )));
+        return Err(CliError(format!("{name}: {n} error{} while loading", if n == 1 { "" } else { "s" })));
     }
     Ok(())
 }
@@ -54,18 +51,12 @@ pub fn run(a: QueryArgs) -> Result<i32, CliError> {
     engine.set_seed(a.seed);
     let timeout = match a.timeout {
         Some(t) if !(t > 0.0 && t.is_finite()) => {
-            return Err(CliError(
-                "--timeout must be a positive number of seconds".into(),
-            ));
+            return Err(CliError("--timeout must be a positive number of seconds".into()));
         }
         Some(t) => Some(Duration::from_secs_f64(t)),
         None => None,
     };
-    engine.set_limits(Limits {
-        max_steps: a.max_steps,
-        timeout,
-        ..Limits::default()
-    });
+    engine.set_limits(Limits { max_steps: a.max_steps, timeout, ..Limits::default() });
     engine.set_echo(!a.json);
     load(&mut engine, &a.file)?;
     match &a.goal {
@@ -95,11 +86,7 @@ pub fn answer_text(ans: &Answer) -> String {
     if ans.bindings.is_empty() {
         return "true".into();
     }
-    ans.bindings
-        .iter()
-        .map(|b| format!("{} = {}", b.name, b.text))
-        .collect::<Vec<_>>()
-        .join(",\n")
+    ans.bindings.iter().map(|b| format!("{} = {}", b.name, b.text)).collect::<Vec<_>>().join(",\n")
 }
 
 fn json_answer(ans: &Answer) -> String {
@@ -110,10 +97,7 @@ fn json_answer(ans: &Answer) -> String {
     let mut obj = serde_json::Map::new();
     obj.insert("bindings".into(), serde_json::Value::Object(map));
     if !ans.output.is_empty() {
-        obj.insert(
-            "output".into(),
-            serde_json::Value::String(ans.output.clone()),
-        );
+        obj.insert("output".into(), serde_json::Value::String(ans.output.clone()));
     }
     serde_json::Value::Object(obj).to_string()
 }
@@ -137,9 +121,7 @@ pub fn run_goal(engine: &mut Engine, goal: &str, limit: usize, json: bool) -> i3
         Err(e) => {
             let msg = match &e {
                 QueryError::Syntax(d) => {
-                    crate::syntax::render("query", goal, std::slice::from_ref(d))
-                        .trim_end()
-                        .to_string()
+                    crate::syntax::render("query", goal, std::slice::from_ref(d)).trim_end().to_string()
                 }
                 e => e.to_string(),
             };
@@ -187,11 +169,7 @@ pub fn run_goal(engine: &mut Engine, goal: &str, limit: usize, json: bool) -> i3
             }
             None => {
                 if json {
-                    let _ = writeln!(
-                        out,
-                        "{}",
-                        json_result(if count > 0 { "true" } else { "false" }, None)
-                    );
+                    let _ = writeln!(out, "{}", json_result(if count > 0 { "true" } else { "false" }, None));
                 } else {
                     if let Some(p) = pending.take() {
                         let _ = writeln!(out, "{p} ;");

@@ -38,10 +38,7 @@ pub fn compare(a: Num, b: Num) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     match (a, b) {
         (Num::Int(x), Num::Int(y)) => x.cmp(&y),
-        _ => a
-            .as_f64()
-            .partial_cmp(&b.as_f64())
-            .unwrap_or(Ordering::Equal),
+        _ => a.as_f64().partial_cmp(&b.as_f64()).unwrap_or(Ordering::Equal),
     }
 }
 
@@ -64,9 +61,7 @@ impl Machine {
                     Cell::Ref(_) => return Err(self.inst_error()),
                     Cell::Atom(a) => vals.push(self.constant(a)?),
                     Cell::Str(p) => {
-                        let Cell::Fun(f, n) = self.store.heap[p] else {
-                            unreachable!()
-                        };
+                        let Cell::Fun(f, n) = self.store.heap[p] else { unreachable!() };
                         if n > 2 {
                             return Err(self.not_evaluable(f, n));
                         }
@@ -116,9 +111,7 @@ impl Machine {
     }
 
     fn not_evaluable(&mut self, f: Atom, n: u32) -> Exc {
-        let pi = self
-            .store
-            .new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
+        let pi = self.store.new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
         self.type_error(atom::EVALUABLE, pi)
     }
 
@@ -136,9 +129,7 @@ impl Machine {
             atom::RANDOM_FLOAT => Num::Flt(self.rng.r#gen::<f64>()),
             atom::CPUTIME => Num::Flt(crate::engine::builtins::cpu_seconds()),
             atom::REALTIME => Num::Int(
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs() as i64),
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64),
             ),
             atom::NIL => return Err(self.type_error(atom::EVALUABLE, Cell::Atom(a))),
             _ => return Err(self.not_evaluable(a, 0)),
@@ -167,11 +158,7 @@ impl Machine {
     }
 
     fn to_int(&mut self, f: f64) -> Result<Num, Exc> {
-        if f.is_nan()
-            || f.is_infinite()
-            || f >= 9.223372036854775807e18
-            || f < -9.223372036854775808e18
-        {
+        if f.is_nan() || f.is_infinite() || f >= 9.223372036854775807e18 || f < -9.223372036854775808e18 {
             if f.is_nan() {
                 return Err(self.eval_error(atom::UNDEFINED));
             }
@@ -303,21 +290,13 @@ impl Machine {
                     atom::REM => a.checked_rem(b).ok_or_else(|| self.overflow())?,
                     atom::MOD => {
                         let m = a.checked_rem(b).ok_or_else(|| self.overflow())?;
-                        if m != 0 && ((m < 0) != (b < 0)) {
-                            m + b
-                        } else {
-                            m
-                        }
+                        if m != 0 && ((m < 0) != (b < 0)) { m + b } else { m }
                     }
                     _ => a.checked_div_euclid(b).map_or_else(
                         || Err(self.overflow()),
                         |_| {
                             let q = a / b;
-                            Ok(if (a % b != 0) && ((a < 0) != (b < 0)) {
-                                q - 1
-                            } else {
-                                q
-                            })
+                            Ok(if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q })
                         },
                     )?,
                 })
@@ -331,19 +310,14 @@ impl Machine {
                 _ => x,
             },
             atom::GCD => {
-                let (mut a, mut b) = (
-                    self.need_int(x)?.unsigned_abs(),
-                    self.need_int(y)?.unsigned_abs(),
-                );
+                let (mut a, mut b) = (self.need_int(x)?.unsigned_abs(), self.need_int(y)?.unsigned_abs());
                 while b != 0 {
                     (a, b) = (b, a % b);
                 }
                 Int(i64::try_from(a).map_err(|_| self.overflow())?)
             }
             atom::POW => match (x, y) {
-                (Int(a), Int(b)) if b < 0 && a != 1 && a != -1 && a != 0 => {
-                    Flt((a as f64).powf(b as f64))
-                }
+                (Int(a), Int(b)) if b < 0 && a != 1 && a != -1 && a != 0 => Flt((a as f64).powf(b as f64)),
                 (Int(a), Int(b)) => self.int_pow(a, b)?,
                 _ => self.check_float(x.as_f64().powf(y.as_f64()))?,
             },
@@ -363,11 +337,7 @@ impl Machine {
             }
             atom::SHL => {
                 let (a, b) = (self.need_int(x)?, self.need_int(y)?);
-                Int(if b < 0 {
-                    a >> (-b).min(63)
-                } else {
-                    self.shl(a, b)?
-                })
+                Int(if b < 0 { a >> (-b).min(63) } else { self.shl(a, b)? })
             }
             atom::AND => Int(self.need_int(x)? & self.need_int(y)?),
             atom::OR => Int(self.need_int(x)? | self.need_int(y)?),

@@ -207,10 +207,7 @@ impl Default for Atoms {
 
 impl Atoms {
     pub fn new() -> Atoms {
-        let mut a = Atoms {
-            names: Vec::new(),
-            map: HashMap::new(),
-        };
+        let mut a = Atoms { names: Vec::new(), map: HashMap::new() };
         for name in PREDEFINED {
             a.intern(name);
         }

@@ -18,75 +18,32 @@ use std::rc::Rc;
 pub fn register(m: &mut Machine) {
     let table: &[(&str, u32, super::machine::BuiltinFn)] = &[
         // type tests
-        ("var", 1, |m, a| {
-            Ok(matches!(m.store.deref(a[0]), Cell::Ref(_)))
-        }),
-        ("nonvar", 1, |m, a| {
-            Ok(!matches!(m.store.deref(a[0]), Cell::Ref(_)))
-        }),
+        ("var", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Ref(_)))),
+        ("nonvar", 1, |m, a| Ok(!matches!(m.store.deref(a[0]), Cell::Ref(_)))),
         // As in SWI-Prolog 7+, `[]` is a reserved constant, not an atom.
-        ("atom", 1, |m, a| {
-            Ok(matches!(m.store.deref(a[0]), Cell::Atom(x) if x != atom::NIL))
-        }),
-        ("number", 1, |m, a| {
-            Ok(matches!(m.store.deref(a[0]), Cell::Int(_) | Cell::Flt(_)))
-        }),
-        ("integer", 1, |m, a| {
-            Ok(matches!(m.store.deref(a[0]), Cell::Int(_)))
-        }),
-        ("float", 1, |m, a| {
-            Ok(matches!(m.store.deref(a[0]), Cell::Flt(_)))
-        }),
+        ("atom", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Atom(x) if x != atom::NIL))),
+        ("number", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Int(_) | Cell::Flt(_)))),
+        ("integer", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Int(_)))),
+        ("float", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Flt(_)))),
         ("atomic", 1, |m, a| {
-            Ok(matches!(
-                m.store.deref(a[0]),
-                Cell::Atom(_) | Cell::Int(_) | Cell::Flt(_) | Cell::Text(_)
-            ))
+            Ok(matches!(m.store.deref(a[0]), Cell::Atom(_) | Cell::Int(_) | Cell::Flt(_) | Cell::Text(_)))
         }),
-        ("compound", 1, |m, a| {
-            Ok(matches!(m.store.deref(a[0]), Cell::Str(_) | Cell::Lst(_)))
-        }),
-        ("callable", 1, |m, a| {
-            Ok(matches!(
-                m.store.deref(a[0]),
-                Cell::Atom(_) | Cell::Str(_) | Cell::Lst(_)
-            ))
-        }),
+        ("compound", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Str(_) | Cell::Lst(_)))),
+        ("callable", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Atom(_) | Cell::Str(_) | Cell::Lst(_)))),
         ("is_list", 1, |m, a| Ok(m.list_len(a[0]).is_some())),
-        ("string", 1, |m, a| {
-            Ok(matches!(m.store.deref(a[0]), Cell::Text(_)))
-        }),
-        ("is_assoc", 1, |m, a| {
-            Ok(matches!(
-                m.store.deref(a[0]),
-                Cell::Atom(atom::T) | Cell::Str(_)
-            ))
-        }),
+        ("string", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Text(_)))),
+        ("is_assoc", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Atom(atom::T) | Cell::Str(_)))),
         ("ground", 1, |m, a| Ok(m.is_ground(a[0]))),
         // unification and comparison
         ("=", 2, |m, a| Ok(m.store.unify(a[0], a[1]))),
         ("\\=", 2, |m, a| Ok(!m.probe_unify(a[0], a[1]))),
-        ("unify_with_occurs_check", 2, |m, a| {
-            Ok(m.unify_occurs(a[0], a[1]))
-        }),
-        ("==", 2, |m, a| {
-            Ok(m.compare_terms(a[0], a[1]) == Ordering::Equal)
-        }),
-        ("\\==", 2, |m, a| {
-            Ok(m.compare_terms(a[0], a[1]) != Ordering::Equal)
-        }),
-        ("@<", 2, |m, a| {
-            Ok(m.compare_terms(a[0], a[1]) == Ordering::Less)
-        }),
-        ("@>", 2, |m, a| {
-            Ok(m.compare_terms(a[0], a[1]) == Ordering::Greater)
-        }),
-        ("@=<", 2, |m, a| {
-            Ok(m.compare_terms(a[0], a[1]) != Ordering::Greater)
-        }),
-        ("@>=", 2, |m, a| {
-            Ok(m.compare_terms(a[0], a[1]) != Ordering::Less)
-        }),
+        ("unify_with_occurs_check", 2, |m, a| Ok(m.unify_occurs(a[0], a[1]))),
+        ("==", 2, |m, a| Ok(m.compare_terms(a[0], a[1]) == Ordering::Equal)),
+        ("\\==", 2, |m, a| Ok(m.compare_terms(a[0], a[1]) != Ordering::Equal)),
+        ("@<", 2, |m, a| Ok(m.compare_terms(a[0], a[1]) == Ordering::Less)),
+        ("@>", 2, |m, a| Ok(m.compare_terms(a[0], a[1]) == Ordering::Greater)),
+        ("@=<", 2, |m, a| Ok(m.compare_terms(a[0], a[1]) != Ordering::Greater)),
+        ("@>=", 2, |m, a| Ok(m.compare_terms(a[0], a[1]) != Ordering::Less)),
         ("=@=", 2, |m, a| Ok(m.variant(a[0], a[1]))),
         ("\\=@=", 2, |m, a| Ok(!m.variant(a[0], a[1]))),
         ("compare", 3, bi_compare),
@@ -122,12 +79,8 @@ pub fn register(m: &mut Machine) {
         ("$free_vars", 3, bi_free_vars),
         ("numbervars", 3, bi_numbervars),
         // atoms and strings
-        ("atom_codes", 2, |m, a| {
-            m.text_convert(a, Conv::Atom, Conv::Codes)
-        }),
-        ("atom_chars", 2, |m, a| {
-            m.text_convert(a, Conv::Atom, Conv::Chars)
-        }),
+        ("atom_codes", 2, |m, a| m.text_convert(a, Conv::Atom, Conv::Codes)),
+        ("atom_chars", 2, |m, a| m.text_convert(a, Conv::Atom, Conv::Chars)),
         ("char_code", 2, bi_char_code),
         ("atom_length", 2, |m, a| m.text_length(a, false)),
         ("string_length", 2, |m, a| m.text_length(a, true)),
@@ -136,32 +89,16 @@ pub fn register(m: &mut Machine) {
         ("sub_atom", 5, |m, a| m.sub_text(a, false)),
         ("sub_string", 5, |m, a| m.sub_text(a, true)),
         ("atom_number", 2, bi_atom_number),
-        ("number_codes", 2, |m, a| {
-            m.text_convert(a, Conv::Number, Conv::Codes)
-        }),
-        ("number_chars", 2, |m, a| {
-            m.text_convert(a, Conv::Number, Conv::Chars)
-        }),
-        ("atom_string", 2, |m, a| {
-            m.text_convert(a, Conv::Atom, Conv::String)
-        }),
-        ("number_string", 2, |m, a| {
-            m.text_convert(a, Conv::Number, Conv::String)
-        }),
-        ("string_chars", 2, |m, a| {
-            m.text_convert(a, Conv::String, Conv::Chars)
-        }),
-        ("string_codes", 2, |m, a| {
-            m.text_convert(a, Conv::String, Conv::Codes)
-        }),
-        ("string_to_atom", 2, |m, a| {
-            m.text_convert(a, Conv::String, Conv::Atom)
-        }),
+        ("number_codes", 2, |m, a| m.text_convert(a, Conv::Number, Conv::Codes)),
+        ("number_chars", 2, |m, a| m.text_convert(a, Conv::Number, Conv::Chars)),
+        ("atom_string", 2, |m, a| m.text_convert(a, Conv::Atom, Conv::String)),
+        ("number_string", 2, |m, a| m.text_convert(a, Conv::Number, Conv::String)),
+        ("string_chars", 2, |m, a| m.text_convert(a, Conv::String, Conv::Chars)),
+        ("string_codes", 2, |m, a| m.text_convert(a, Conv::String, Conv::Codes)),
+        ("string_to_atom", 2, |m, a| m.text_convert(a, Conv::String, Conv::Atom)),
         ("string_code", 3, bi_string_code),
         ("number_vars", 3, bi_numbervars),
-        ("string", 1, |m, a| {
-            Ok(matches!(m.store.deref(a[0]), Cell::Text(_)))
-        }),
+        ("string", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Text(_)))),
         ("text_to_string", 2, |m, a| {
             let s = m.text_of(a[0])?;
             let t = m.store.new_text(&s);
@@ -229,14 +166,8 @@ pub fn register(m: &mut Machine) {
             Ok(true)
         }),
         ("op", 3, |m, a| {
-            let t = m
-                .store
-                .new_struct(atom::OPERATOR_SPECIFIER, &[a[0], a[1], a[2]]);
-            Err(m.permission_error(
-                m.atoms.lookup("create").unwrap_or(atom::MODIFY),
-                atom::OPERATOR_SPECIFIER,
-                t,
-            ))
+            let t = m.store.new_struct(atom::OPERATOR_SPECIFIER, &[a[0], a[1], a[2]]);
+            Err(m.permission_error(m.atoms.lookup("create").unwrap_or(atom::MODIFY), atom::OPERATOR_SPECIFIER, t))
         }),
         ("current_op", 3, bi_current_op),
         ("current_predicate", 1, bi_current_predicate),
@@ -249,11 +180,7 @@ pub fn register(m: &mut Machine) {
             let Some(p) = m.db.pred(f, n as u32) else {
                 return Ok(false);
             };
-            let prop = if p.dynamic {
-                atom::DYNAMIC
-            } else {
-                m.atoms.intern("defined")
-            };
+            let prop = if p.dynamic { atom::DYNAMIC } else { m.atoms.intern("defined") };
             Ok(m.store.unify(a[1], Cell::Atom(prop)))
         }),
         ("nb_setval", 2, bi_setval),
@@ -269,9 +196,7 @@ pub fn register(m: &mut Machine) {
             Ok(true)
         }),
         ("writeq", 1, |m, a| m.write_out(a[0], WriteOpts::writeq())),
-        ("write_canonical", 1, |m, a| {
-            m.write_out(a[0], WriteOpts::canonical())
-        }),
+        ("write_canonical", 1, |m, a| m.write_out(a[0], WriteOpts::canonical())),
         ("write_term", 2, |m, a| {
             let o = m.write_options(a[1])?;
             m.write_out(a[0], o)
@@ -394,9 +319,7 @@ fn bi_succ(m: &mut Machine, a: &[Cell]) -> Res {
             if x < 0 {
                 return Err(m.type_error(atom::NOT_LESS_THAN_ZERO, Cell::Int(x)));
             }
-            let s = x
-                .checked_add(1)
-                .ok_or_else(|| m.eval_error(atom::INT_OVERFLOW))?;
+            let s = x.checked_add(1).ok_or_else(|| m.eval_error(atom::INT_OVERFLOW))?;
             Ok(m.store.unify(a[1], Cell::Int(s)))
         }
         (Cell::Ref(_), Cell::Int(y)) => {
@@ -414,11 +337,7 @@ fn bi_succ(m: &mut Machine, a: &[Cell]) -> Res {
 }
 
 fn bi_plus(m: &mut Machine, a: &[Cell]) -> Res {
-    let (x, y, z) = (
-        m.store.deref(a[0]),
-        m.store.deref(a[1]),
-        m.store.deref(a[2]),
-    );
+    let (x, y, z) = (m.store.deref(a[0]), m.store.deref(a[1]), m.store.deref(a[2]));
     let ov = |m: &mut Machine| m.eval_error(atom::INT_OVERFLOW);
     match (x, y, z) {
         (Cell::Int(x), Cell::Int(y), _) => {
@@ -450,11 +369,7 @@ fn bi_between(m: &mut Machine, a: &[Cell]) -> Res {
                 return Ok(false);
             }
             if lo < hi {
-                m.push_alt(Alt::Between {
-                    var: a[2],
-                    next: lo + 1,
-                    hi,
-                });
+                m.push_alt(Alt::Between { var: a[2], next: lo + 1, hi });
             }
             Ok(m.store.unify(a[2], Cell::Int(lo)))
         }
@@ -531,9 +446,8 @@ fn bi_arg(m: &mut Machine, a: &[Cell]) -> Res {
             Ok(m.store.unify(a[2], v))
         }
         Cell::Ref(_) => {
-            let alts: Vec<Vec<(Cell, Cell)>> = (0..n)
-                .map(|i| vec![(a[0], Cell::Int(i as i64 + 1)), (a[2], m.store.arg(t, i))])
-                .collect();
+            let alts: Vec<Vec<(Cell, Cell)>> =
+                (0..n).map(|i| vec![(a[0], Cell::Int(i as i64 + 1)), (a[2], m.store.arg(t, i))]).collect();
             Ok(m.alternatives(alts))
         }
         other => Err(m.type_error(atom::INTEGER, other)),
@@ -600,11 +514,7 @@ fn bi_set_arg(m: &mut Machine, a: &[Cell]) -> Res {
     }
     let mut args: Vec<Cell> = (0..n).map(|k| m.store.arg(t, k)).collect();
     args[i as usize - 1] = a[2];
-    let s = if let Cell::Lst(_) = t {
-        m.store.new_list_cell(args[0], args[1])
-    } else {
-        m.store.new_struct(f, &args)
-    };
+    let s = if let Cell::Lst(_) = t { m.store.new_list_cell(args[0], args[1]) } else { m.store.new_struct(f, &args) };
     Ok(m.store.unify(a[3], s))
 }
 
@@ -624,11 +534,7 @@ fn bi_free_vars(m: &mut Machine, a: &[Cell]) -> Res {
             _ => break,
         }
     }
-    let free: Vec<Cell> = m
-        .term_vars(g)
-        .into_iter()
-        .filter(|v| !bound.contains(v))
-        .collect();
+    let free: Vec<Cell> = m.term_vars(g).into_iter().filter(|v| !bound.contains(v)).collect();
     let w = m.store.new_list(&free);
     let pair = m.store.new_struct(atom::MINUS, &[g, w]);
     Ok(m.store.unify(a[2], pair))
@@ -705,11 +611,7 @@ fn bi_split_string(m: &mut Machine, a: &[Cell]) -> Res {
     let s = m.text_of(a[0])?;
     let seps: Vec<char> = m.text_of(a[1])?.chars().collect();
     let pad: Vec<char> = m.text_of(a[2])?.chars().collect();
-    let parts: Vec<&str> = if seps.is_empty() {
-        vec![&s[..]]
-    } else {
-        s.split(|c| seps.contains(&c)).collect()
-    };
+    let parts: Vec<&str> = if seps.is_empty() { vec![&s[..]] } else { s.split(|c| seps.contains(&c)).collect() };
     let cells: Vec<Cell> = parts
         .into_iter()
         .map(|p| {
@@ -726,10 +628,7 @@ fn bi_atomic_list_concat3(m: &mut Machine, a: &[Cell]) -> Res {
     let l = m.store.deref(a[0]);
     // Joining mode when the list is ground enough.
     if let Some(items) = m.list_items(l) {
-        if items
-            .iter()
-            .all(|&c| !matches!(m.store.deref(c), Cell::Ref(_)))
-        {
+        if items.iter().all(|&c| !matches!(m.store.deref(c), Cell::Ref(_))) {
             let mut parts = Vec::new();
             for it in items {
                 parts.push(m.atomic_text(it)?);
@@ -747,10 +646,7 @@ fn bi_atomic_list_concat3(m: &mut Machine, a: &[Cell]) -> Res {
         return Err(m.domain_error(atom::NOT_EMPTY_LIST, Cell::Atom(atom::EMPTY)));
     }
     let text = m.atomic_text(whole)?;
-    let cells: Vec<Cell> = text
-        .split(&sep[..])
-        .map(|p| Cell::Atom(m.atoms.intern(p)))
-        .collect();
+    let cells: Vec<Cell> = text.split(&sep[..]).map(|p| Cell::Atom(m.atoms.intern(p))).collect();
     let r = m.store.new_list(&cells);
     Ok(m.store.unify(a[0], r))
 }
@@ -779,11 +675,7 @@ fn bi_char_type(m: &mut Machine, a: &[Cell]) -> Res {
     };
     let is_code = matches!(m.store.deref(a[0]), Cell::Int(_));
     let mk = |m: &mut Machine, ch: char| -> Cell {
-        if is_code {
-            Cell::Int(ch as i64)
-        } else {
-            Cell::Atom(m.atoms.intern(&ch.to_string()))
-        }
+        if is_code { Cell::Int(ch as i64) } else { Cell::Atom(m.atoms.intern(&ch.to_string())) }
     };
     Ok(match (name.as_str(), arg) {
         ("alpha", None) => c.is_alphanumeric() || c == '_',
@@ -973,9 +865,7 @@ fn bi_retractall(m: &mut Machine, a: &[Cell]) -> Res {
         other => return Err(m.type_error(atom::CALLABLE, other)),
     };
     m.check_modifiable(f, n as u32)?;
-    let Some(pred) = m.db.pred_mut(f, n as u32) else {
-        unreachable!("checked")
-    };
+    let Some(pred) = m.db.pred_mut(f, n as u32) else { unreachable!("checked") };
     pred.dynamic = true;
     let clauses = pred.clauses.clone();
     for c in clauses.iter() {
@@ -1001,10 +891,10 @@ fn bi_retractall(m: &mut Machine, a: &[Cell]) -> Res {
 fn bi_abolish(m: &mut Machine, a: &[Cell]) -> Res {
     let (f, n) = m.pred_indicator(a[0])?;
     m.check_modifiable(f, n)?;
-    if let Some(super::db::Entry::User(i)) = m.db.entries.get(&(f, n)).copied() {
+    if let Some(super::db::Entry::User(i)) = m.db.get(f, n) {
         m.db.preds[i].clear();
         m.db.preds[i].dynamic = false;
-        m.db.entries.remove(&(f, n));
+        m.db.remove(f, n);
     }
     Ok(true)
 }
@@ -1070,10 +960,7 @@ fn bi_current_op(m: &mut Machine, a: &[Cell]) -> Res {
     };
     let mut alts = Vec::new();
     for n in names {
-        for (p, t) in [crate::syntax::ops::infix(n), crate::syntax::ops::prefix(n)]
-            .into_iter()
-            .flatten()
-        {
+        for (p, t) in [crate::syntax::ops::infix(n), crate::syntax::ops::prefix(n)].into_iter().flatten() {
             let at = Cell::Atom(m.atoms.intern(n));
             let ty = Cell::Atom(m.atoms.intern(ty_name(t)));
             alts.push(vec![(a[0], Cell::Int(p as i64)), (a[1], ty), (a[2], at)]);
@@ -1152,10 +1039,7 @@ fn bi_format3(m: &mut Machine, a: &[Cell]) -> Res {
                     m.store.new_list(&cs)
                 }
                 "chars" => {
-                    let cs: Vec<Cell> = s
-                        .chars()
-                        .map(|c| Cell::Atom(m.atoms.intern(&c.to_string())))
-                        .collect();
+                    let cs: Vec<Cell> = s.chars().map(|c| Cell::Atom(m.atoms.intern(&c.to_string()))).collect();
                     m.store.new_list(&cs)
                 }
                 _ => return Err(m.domain_error(atom::STREAM, sink)),
@@ -1247,10 +1131,7 @@ impl Machine {
     }
 
     fn code_char(&mut self, c: i64) -> Result<char, Exc> {
-        u32::try_from(c)
-            .ok()
-            .and_then(char::from_u32)
-            .ok_or_else(|| self.repr_error(atom::CHARACTER_CODE))
+        u32::try_from(c).ok().and_then(char::from_u32).ok_or_else(|| self.repr_error(atom::CHARACTER_CODE))
     }
 
     /// Length of a proper list, `None` if it is not one.
@@ -1444,11 +1325,7 @@ impl Machine {
                     let (f, n) = self.store.functor(x).expect("compound");
                     let (g, m) = self.store.functor(y).expect("compound");
                     let o = n.cmp(&m).then_with(|| {
-                        if f == g {
-                            Ordering::Equal
-                        } else {
-                            self.atoms.name(f).cmp(self.atoms.name(g))
-                        }
+                        if f == g { Ordering::Equal } else { self.atoms.name(f).cmp(self.atoms.name(g)) }
                     });
                     if o == Ordering::Equal {
                         for i in (0..n).rev() {
@@ -1474,10 +1351,7 @@ impl Machine {
             let y = self.store.deref(y);
             match (x, y) {
                 (Cell::Ref(p), Cell::Ref(q)) => {
-                    match (
-                        map.iter().find(|(l, _)| *l == p),
-                        map.iter().find(|(_, r)| *r == q),
-                    ) {
+                    match (map.iter().find(|(l, _)| *l == p), map.iter().find(|(_, r)| *r == q)) {
                         (None, None) => map.push((p, q)),
                         (Some(&(_, r)), Some(&(l, _))) if r == q && l == p => {}
                         _ => return false,
@@ -1519,10 +1393,7 @@ impl Machine {
             1 => alts[0].iter().all(|&(x, y)| self.store.unify(x, y)),
             _ => {
                 let alts = Rc::new(alts);
-                self.push_alt(Alt::Unify {
-                    alts: alts.clone(),
-                    next: 1,
-                });
+                self.push_alt(Alt::Unify { alts: alts.clone(), next: 1 });
                 alts[0].iter().all(|&(x, y)| self.store.unify(x, y))
             }
         }
@@ -1542,9 +1413,7 @@ impl Machine {
                 for it in items {
                     match self.store.deref(it) {
                         Cell::Int(c) => s.push(self.code_char(c)?),
-                        Cell::Atom(a) if self.atoms.name(a).chars().count() == 1 => {
-                            s.push_str(self.atoms.name(a))
-                        }
+                        Cell::Atom(a) if self.atoms.name(a).chars().count() == 1 => s.push_str(self.atoms.name(a)),
                         Cell::Ref(_) => return Err(self.inst_error()),
                         _ => return Err(self.type_error(atom::TEXT, l)),
                     }
@@ -1572,10 +1441,8 @@ impl Machine {
                 Some(n) => n,
                 None => {
                     let a = self.atoms.intern(s);
-                    let f = self.store.new_struct(
-                        atom::SYNTAX_ERROR,
-                        &[Cell::Atom(self.atoms.intern("illegal_number"))],
-                    );
+                    let f =
+                        self.store.new_struct(atom::SYNTAX_ERROR, &[Cell::Atom(self.atoms.intern("illegal_number"))]);
                     let _ = a;
                     return Err(self.error(f));
                 }
@@ -1585,10 +1452,7 @@ impl Machine {
                 self.store.new_list(&cs)
             }
             Conv::Chars => {
-                let cs: Vec<Cell> = s
-                    .chars()
-                    .map(|c| Cell::Atom(self.atoms.intern(&c.to_string())))
-                    .collect();
+                let cs: Vec<Cell> = s.chars().map(|c| Cell::Atom(self.atoms.intern(&c.to_string()))).collect();
                 self.store.new_list(&cs)
             }
         }))
@@ -1630,10 +1494,8 @@ impl Machine {
             return match parse_number(&s) {
                 Some(n) => Ok(self.store.unify(a[0], n)),
                 None => {
-                    let f = self.store.new_struct(
-                        atom::SYNTAX_ERROR,
-                        &[Cell::Atom(self.atoms.intern("illegal_number"))],
-                    );
+                    let f =
+                        self.store.new_struct(atom::SYNTAX_ERROR, &[Cell::Atom(self.atoms.intern("illegal_number"))]);
                     Err(self.error(f))
                 }
             };
@@ -1674,11 +1536,7 @@ impl Machine {
         }
         let s = self.atomic_text(whole)?;
         let mut alts = Vec::new();
-        let idx: Vec<usize> = s
-            .char_indices()
-            .map(|(i, _)| i)
-            .chain(std::iter::once(s.len()))
-            .collect();
+        let idx: Vec<usize> = s.char_indices().map(|(i, _)| i).chain(std::iter::once(s.len())).collect();
         for i in idx {
             let l = self.make_text(&s[..i], kind)?.expect("text");
             let r = self.make_text(&s[i..], kind)?.expect("text");
@@ -1708,12 +1566,7 @@ impl Machine {
         let mut push = |m: &mut Machine, bi: i64, li: i64| -> Result<(), Exc> {
             let text: String = chars[bi as usize..(bi + li) as usize].iter().collect();
             let t = m.make_text(&text, kind)?.expect("text");
-            alts.push(vec![
-                (a[1], Cell::Int(bi)),
-                (a[2], Cell::Int(li)),
-                (a[3], Cell::Int(n - bi - li)),
-                (a[4], t),
-            ]);
+            alts.push(vec![(a[1], Cell::Int(bi)), (a[2], Cell::Int(li)), (a[3], Cell::Int(n - bi - li)), (a[4], t)]);
             Ok(())
         };
         if let Some(sub) = &sub {
@@ -1779,14 +1632,8 @@ impl Machine {
 
     fn case_convert(&mut self, a: &[Cell], upper: bool, string: bool) -> Res {
         let s = self.atomic_text(a[0])?;
-        let t = if upper {
-            s.to_uppercase()
-        } else {
-            s.to_lowercase()
-        };
-        let v = self
-            .make_text(&t, if string { Conv::String } else { Conv::Atom })?
-            .expect("text");
+        let t = if upper { s.to_uppercase() } else { s.to_lowercase() };
+        let v = self.make_text(&t, if string { Conv::String } else { Conv::Atom })?.expect("text");
         Ok(self.store.unify(a[1], v))
     }
 
@@ -1795,12 +1642,7 @@ impl Machine {
         match crate::syntax::parse_term(text) {
             Ok(clause) => {
                 let mut vars = Vec::new();
-                let c = super::compile::ast_to_heap(
-                    &clause.term,
-                    &mut self.atoms,
-                    &mut self.store,
-                    &mut vars,
-                );
+                let c = super::compile::ast_to_heap(&clause.term, &mut self.atoms, &mut self.store, &mut vars);
                 Ok((c, vars))
             }
             Err(d) => {
@@ -1820,11 +1662,7 @@ impl Machine {
             return Ok(self.store.unify(t, c));
         }
         let s = self.format_term(t, &WriteOpts::writeq());
-        let v = if string {
-            self.store.new_text(&s)
-        } else {
-            Cell::Atom(self.atoms.intern(&s))
-        };
+        let v = if string { self.store.new_text(&s) } else { Cell::Atom(self.atoms.intern(&s)) };
         Ok(self.store.unify(a[1], v))
     }
 
@@ -1838,9 +1676,7 @@ impl Machine {
             for &c in &items {
                 let d = self.store.deref(c);
                 match d {
-                    Cell::Str(_) | Cell::Lst(_)
-                        if self.store.functor(d).expect("compound").1 >= key =>
-                    {
+                    Cell::Str(_) | Cell::Lst(_) if self.store.functor(d).expect("compound").1 >= key => {
                         v.push((self.store.arg(d, key - 1), c))
                     }
                     Cell::Ref(_) => return Err(self.inst_error()),
@@ -1896,28 +1732,25 @@ impl Machine {
     fn split_clause_term(&mut self, t: Cell) -> Result<(Cell, Cell), Exc> {
         let t = self.store.deref(t);
         match t {
-            Cell::Str(p) if self.store.heap[p] == Cell::Fun(atom::NECK, 2) => Ok((
-                self.store.deref(self.store.heap[p + 1]),
-                self.store.heap[p + 2],
-            )),
+            Cell::Str(p) if self.store.heap[p] == Cell::Fun(atom::NECK, 2) => {
+                Ok((self.store.deref(self.store.heap[p + 1]), self.store.heap[p + 2]))
+            }
             Cell::Ref(_) => Err(self.inst_error()),
             _ => Ok((t, Cell::Atom(atom::TRUE))),
         }
     }
 
     fn check_modifiable(&mut self, f: Atom, n: u32) -> Result<(), Exc> {
-        let static_ = match self.db.entries.get(&(f, n)) {
+        let static_ = match self.db.get(f, n) {
             Some(super::db::Entry::User(i)) => {
-                let p = &self.db.preds[*i];
+                let p = &self.db.preds[i];
                 p.library || (!p.dynamic && !p.clauses.is_empty() && self.loading.is_none())
             }
             Some(_) => true,
             None => false,
         };
         if static_ {
-            let pi = self
-                .store
-                .new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
+            let pi = self.store.new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
             return Err(self.permission_error(atom::MODIFY, atom::STATIC_PROCEDURE, pi));
         }
         Ok(())
@@ -1928,9 +1761,7 @@ impl Machine {
         let (head, _) = self.split_clause_term(t)?;
         let (f, n) = match head {
             Cell::Ref(_) => return Err(self.inst_error()),
-            Cell::Atom(_) | Cell::Str(_) | Cell::Lst(_) => {
-                self.store.functor(head).expect("callable")
-            }
+            Cell::Atom(_) | Cell::Str(_) | Cell::Lst(_) => self.store.functor(head).expect("callable"),
             other => return Err(self.type_error(atom::CALLABLE, other)),
         };
         self.check_modifiable(f, n as u32)?;
@@ -1979,14 +1810,8 @@ impl Machine {
                         match self.db.pred_mut(f, n) {
                             Some(p) => p.dynamic = true,
                             None => {
-                                let pi = self
-                                    .store
-                                    .new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
-                                return Err(self.permission_error(
-                                    atom::MODIFY,
-                                    atom::STATIC_PROCEDURE,
-                                    pi,
-                                ));
+                                let pi = self.store.new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
+                                return Err(self.permission_error(atom::MODIFY, atom::STATIC_PROCEDURE, pi));
                             }
                         }
                     } else if !self.db.discontiguous.contains(&(f, n)) {
@@ -2002,14 +1827,12 @@ impl Machine {
     fn start_clause_iter(&mut self, head: Cell, body: Cell, retract: bool) -> Res {
         let (f, n) = match head {
             Cell::Ref(_) => return Err(self.inst_error()),
-            Cell::Atom(_) | Cell::Str(_) | Cell::Lst(_) => {
-                self.store.functor(head).expect("callable")
-            }
+            Cell::Atom(_) | Cell::Str(_) | Cell::Lst(_) => self.store.functor(head).expect("callable"),
             other => return Err(self.type_error(atom::CALLABLE, other)),
         };
-        let clauses = match self.db.entries.get(&(f, n as u32)) {
+        let clauses = match self.db.get(f, n as u32) {
             Some(super::db::Entry::User(i)) => {
-                let p = &self.db.preds[*i];
+                let p = &self.db.preds[i];
                 if p.library {
                     // Library predicates are not visible as clauses.
                     return Ok(false);
@@ -2018,17 +1841,13 @@ impl Machine {
                     if p.clauses.is_empty() {
                         return Ok(false);
                     }
-                    let pi = self
-                        .store
-                        .new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
+                    let pi = self.store.new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
                     return Err(self.permission_error(atom::MODIFY, atom::STATIC_PROCEDURE, pi));
                 }
                 p.clauses.clone()
             }
             Some(_) => {
-                let pi = self
-                    .store
-                    .new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
+                let pi = self.store.new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
                 let action = if retract { atom::MODIFY } else { atom::ACCESS };
                 return Err(self.permission_error(action, atom::PRIVATE_PROCEDURE, pi));
             }
@@ -2038,13 +1857,7 @@ impl Machine {
             return Ok(false);
         }
         let key = if retract { Some((f, n as u32)) } else { None };
-        self.push_alt(Alt::ClauseIter {
-            head,
-            body,
-            clauses,
-            next: 0,
-            retract: key,
-        });
+        self.push_alt(Alt::ClauseIter { head, body, clauses, next: 0, retract: key });
         resume_clause_iter(self)
     }
 
@@ -2063,14 +1876,7 @@ impl Machine {
 pub fn resume_clause_iter(m: &mut Machine) -> Res {
     loop {
         let top = m.choices.len() - 1;
-        let Alt::ClauseIter {
-            head,
-            body,
-            clauses,
-            next,
-            retract,
-        } = &m.choices[top].alt
-        else {
+        let Alt::ClauseIter { head, body, clauses, next, retract } = &m.choices[top].alt else {
             unreachable!("resume_clause_iter with another choice point on top")
         };
         let (head, body, clauses, i, retract) = (*head, *body, clauses.clone(), *next, *retract);
@@ -2087,9 +1893,7 @@ pub fn resume_clause_iter(m: &mut Machine) -> Res {
         }
         let c = &clauses[i];
         let t = m.store.copy_in(&c.tmpl, &mut Vec::new());
-        let Cell::Str(p) = t else {
-            unreachable!("clause template is :-/N")
-        };
+        let Cell::Str(p) = t else { unreachable!("clause template is :-/N") };
         let h = m.store.heap[p + 1];
         let goals: Vec<Cell> = (0..c.body_len).map(|k| m.store.heap[p + 2 + k]).collect();
         let b = match goals.split_last() {

@@ -19,9 +19,7 @@ pub fn singletons(clause: &Clause, out: &mut Vec<Diagnostic>) {
                     format!("singleton variable `{name}`"),
                     "occurs only once in this clause",
                 )
-                .with_help(format!(
-                    "if it is meant to be unused, write `_{name}` or `_`"
-                )),
+                .with_help(format!("if it is meant to be unused, write `_{name}` or `_`")),
             );
         }
     }
@@ -69,9 +67,9 @@ pub fn undefined_calls(e: &mut Engine, clauses: &[Clause], out: &mut Vec<Diagnos
         let Some(a) = m.atoms.lookup(name) else {
             return false;
         };
-        match m.db.entries.get(&(a, arity as u32)) {
+        match m.db.get(a, arity as u32) {
             Some(Entry::User(i)) => {
-                let p = &m.db.preds[*i];
+                let p = &m.db.preds[i];
                 !p.clauses.is_empty() || p.dynamic
             }
             Some(_) => true,
@@ -127,7 +125,7 @@ pub fn undefined_calls(e: &mut Engine, clauses: &[Clause], out: &mut Vec<Diagnos
 
 fn suggest(m: &Machine, name: &str, arity: usize) -> Option<String> {
     let mut best: Option<(usize, String)> = None;
-    for (&(a, n), entry) in m.db.entries.iter() {
+    for (&(a, n), entry) in m.db.iter() {
         if let Entry::User(i) = entry {
             if m.db.preds[*i].clauses.is_empty() && !m.db.preds[*i].dynamic {
                 continue;
@@ -152,10 +150,7 @@ fn suggest(m: &Machine, name: &str, arity: usize) -> Option<String> {
             continue;
         };
         let text = format!("{cand}/{n}");
-        if best
-            .as_ref()
-            .is_none_or(|(s, t)| score < *s || (score == *s && text < *t))
-        {
+        if best.as_ref().is_none_or(|(s, t)| score < *s || (score == *s && text < *t)) {
             best = Some((score, text));
         }
     }
@@ -179,10 +174,9 @@ pub fn describe_error(m: &mut Machine, ball: Cell) -> String {
     let q = |m: &mut Machine, c: Cell| m.format_term(c, &WriteOpts::writeq());
     let ball = m.store.deref(ball);
     let (formal, context) = match ball {
-        Cell::Str(p) if m.store.heap[p] == Cell::Fun(atom::ERROR, 2) => (
-            m.store.deref(m.store.heap[p + 1]),
-            m.store.deref(m.store.heap[p + 2]),
-        ),
+        Cell::Str(p) if m.store.heap[p] == Cell::Fun(atom::ERROR, 2) => {
+            (m.store.deref(m.store.heap[p + 1]), m.store.deref(m.store.heap[p + 2]))
+        }
         _ => return format!("Unhandled exception: {}", q(m, ball)),
     };
     let mut prefix = String::new();
@@ -196,26 +190,17 @@ pub fn describe_error(m: &mut Machine, ball: Cell) -> String {
     }
     let args: Vec<Cell> = match formal {
         Cell::Str(p) => {
-            let Cell::Fun(_, n) = m.store.heap[p] else {
-                unreachable!()
-            };
+            let Cell::Fun(_, n) = m.store.heap[p] else { unreachable!() };
             (0..n as usize).map(|i| m.store.heap[p + 1 + i]).collect()
         }
         _ => vec![],
     };
-    let name = m
-        .store
-        .functor(formal)
-        .map(|(f, _)| m.atoms.name(f).to_string())
-        .unwrap_or_default();
+    let name = m.store.functor(formal).map(|(f, _)| m.atoms.name(f).to_string()).unwrap_or_default();
     let body = match (name.as_str(), args.len()) {
         ("instantiation_error", 0) => "Arguments are not sufficiently instantiated".to_string(),
         ("type_error", 2) => {
             let (t, c) = (q(m, args[0]), q(m, args[1]));
-            format!(
-                "Type error: `{t}` expected, found `{c}` ({})",
-                kind_of(m, args[1])
-            )
+            format!("Type error: `{t}` expected, found `{c}` ({})", kind_of(m, args[1]))
         }
         ("domain_error", 2) => {
             let (t, c) = (q(m, args[0]), q(m, args[1]));
@@ -236,14 +221,8 @@ pub fn describe_error(m: &mut Machine, ball: Cell) -> String {
             format!("No permission to {a} {t} `{c}`")
         }
         ("resource_error", 1) => format!("Not enough resources: {}", q(m, args[0])),
-        ("syntax_error", 1) => format!(
-            "Syntax error: {}",
-            m.format_term(args[0], &WriteOpts::write())
-        ),
-        ("format", 1) => format!(
-            "Format error: {}",
-            m.format_term(args[0], &WriteOpts::write())
-        ),
+        ("syntax_error", 1) => format!("Syntax error: {}", m.format_term(args[0], &WriteOpts::write())),
+        ("format", 1) => format!("Format error: {}", m.format_term(args[0], &WriteOpts::write())),
         _ => format!("Unknown error term: {}", q(m, formal)),
     };
     format!("{prefix}{body}")

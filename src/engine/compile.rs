@@ -9,12 +9,7 @@ use std::rc::Rc;
 
 /// Puts a parsed term on the heap. `vars` maps variable names to their
 /// cells (shared across calls for one clause or query).
-pub fn ast_to_heap(
-    ast: &Ast,
-    atoms: &mut Atoms,
-    store: &mut Store,
-    vars: &mut Vec<(String, Cell)>,
-) -> Cell {
+pub fn ast_to_heap(ast: &Ast, atoms: &mut Atoms, store: &mut Store, vars: &mut Vec<(String, Cell)>) -> Cell {
     let root = store.heap.len();
     store.heap.push(Cell::Atom(atom::NIL));
     let mut work: Vec<(&Ast, usize)> = vec![(ast, root)];
@@ -71,12 +66,7 @@ pub enum ClauseError {
 fn control_args(name: Atom, arity: usize) -> bool {
     matches!(
         (name, arity),
-        (atom::COMMA, 2)
-            | (atom::SEMI, 2)
-            | (atom::ARROW, 2)
-            | (atom::SOFT, 2)
-            | (atom::NOT, 1)
-            | (atom::BAR, 2)
+        (atom::COMMA, 2) | (atom::SEMI, 2) | (atom::ARROW, 2) | (atom::SOFT, 2) | (atom::NOT, 1) | (atom::BAR, 2)
     )
 }
 
@@ -88,9 +78,7 @@ fn wrap_goal(store: &mut Store, g: Cell, depth: usize) -> Result<Cell, ClauseErr
         Cell::Ref(_) => Ok(store.new_struct(atom::CALL, &[g])),
         Cell::Atom(_) => Ok(g),
         Cell::Str(p) => {
-            let Cell::Fun(f, n) = store.heap[p] else {
-                unreachable!("Str points at Fun")
-            };
+            let Cell::Fun(f, n) = store.heap[p] else { unreachable!("Str points at Fun") };
             if depth < 200 && control_args(f, n as usize) {
                 let mut args = Vec::with_capacity(n as usize);
                 for i in 0..n as usize {
@@ -143,11 +131,7 @@ pub fn clause_parts(store: &mut Store, term: Cell) -> Result<(Cell, Vec<Cell>), 
 
 /// Compiles a clause term on the heap into a template. The heap is left as
 /// it was.
-pub fn compile_clause(
-    store: &mut Store,
-    term: Cell,
-    span: Option<(Rc<str>, Span)>,
-) -> Result<ClauseCode, ClauseError> {
+pub fn compile_clause(store: &mut Store, term: Cell, span: Option<(Rc<str>, Span)>) -> Result<ClauseCode, ClauseError> {
     let mark = store.heap.len();
     let result = (|| {
         let (head, goals) = clause_parts(store, term)?;
@@ -161,13 +145,8 @@ pub fn compile_clause(
             Cell::Str(p) => Key::of(tmpl.cells[p + 1], &tmpl.cells),
             _ => None,
         };
-        Ok(ClauseCode {
-            tmpl,
-            body_start: 3,
-            body_len: goals.len(),
-            key,
-            span,
-        })
+        let ends = super::term::subtree_ends(&tmpl.cells);
+        Ok(ClauseCode { tmpl, body_start: 3, body_len: goals.len(), ends, key, span })
     })();
     store.heap.truncate(mark);
     result

@@ -4,7 +4,6 @@
 use super::atoms::Atom;
 use super::term::{Cell, Tmpl};
 use crate::syntax::Span;
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
@@ -49,6 +48,9 @@ pub struct ClauseCode {
     /// Where the body goals start in `tmpl.cells`, and how many there are.
     pub body_start: usize,
     pub body_len: usize,
+    /// For each template cell that points at a structure, the end of its
+    /// subtree (see `term::subtree_ends`).
+    pub ends: Vec<u32>,
     /// First-argument key, `None` when the first argument is a variable.
     pub key: Option<Key>,
     /// Where the clause was read from.
@@ -114,17 +116,8 @@ impl Index {
                 .collect();
             by_key.insert(k, list);
         }
-        let var_only = clauses
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.key.is_none())
-            .map(|(i, _)| i as u32)
-            .collect();
-        Index {
-            by_key,
-            var_only,
-            all,
-        }
+        let var_only = clauses.iter().enumerate().filter(|(_, c)| c.key.is_none()).map(|(i, _)| i as u32).collect();
+        Index { by_key, var_only, all }
     }
 
     /// The clauses to try for a first argument with this key.
@@ -146,29 +139,24 @@ pub struct Pred {
     pub dynamic: bool,
     /// Defined by the prelude (library) rather than the user's program.
     pub library: bool,
-    index: RefCell<Option<Rc<Index>>>,
+    index: Option<Index>,
 }
 
 impl Pred {
     pub fn new(name: Atom, arity: u32) -> Pred {
-        Pred {
-            name,
-            arity,
-            clauses: Rc::new(Vec::new()),
-            dynamic: false,
-            library: false,
-            index: RefCell::new(None),
-        }
+        Pred { name, arity, clauses: Rc::new(Vec::new()), dynamic: false, library: false, index: None }
     }
 
-    /// The index, built on first use after a change.
-    pub fn index(&self) -> Rc<Index> {
-        if let Some(i) = &*self.index.borrow() {
-            return i.clone();
+    /// The clauses that may match a call whose first argument has `key`,
+    /// and the clause list they index (the index is built on first use
+    /// after a change).
+    #[inline]
+    pub fn candidates(&mut self, key: Option<Key>) -> (&Candidates, &Rc<Vec<Rc<ClauseCode>>>) {
+        if self.index.is_none() {
+            self.index = Some(Index::build(&self.clauses));
         }
-        let i = Rc::new(Index::build(&self.clauses));
-        *self.index.borrow_mut() = Some(i.clone());
-        i
+        let index = self.index.as_ref().expect("just built");
+        (index.select(key), &self.clauses)
     }
 
     pub fn add(&mut self, c: ClauseCode, front: bool) {
@@ -178,7 +166,7 @@ impl Pred {
         } else {
             v.push(Rc::new(c));
         }
-        *self.index.borrow_mut() = None;
+        self.index = None;
     }
 
     /// Removes the clause that is `c` (by identity).
@@ -187,13 +175,13 @@ impl Pred {
             return false;
         };
         Rc::make_mut(&mut self.clauses).remove(i);
-        *self.index.borrow_mut() = None;
+        self.index = None;
         true
     }
 
     pub fn clear(&mut self) {
         self.clauses = Rc::new(Vec::new());
-        *self.index.borrow_mut() = None;
+        self.index = None;
     }
 }
 
@@ -211,7 +199,9 @@ pub enum Entry {
 /// All predicates and builtins.
 #[derive(Debug, Default)]
 pub struct Db {
-    pub entries: FastMap<(Atom, u32), Entry>,
+    entries: FastMap<(Atom, u32), Entry>,
+    /// The same entries by atom number, for the solver's lookups.
+    by_atom: Vec<Vec<(u32, Entry)>>,
     pub preds: Vec<Pred>,
     /// Flags: `(name/arity)` declared discontiguous.
     pub discontiguous: Vec<(Atom, u32)>,
@@ -221,22 +211,54 @@ impl Db {
     /// The user predicate for name/arity, created if new. `None` when the
     /// name is a builtin or control construct.
     pub fn pred_mut(&mut self, name: Atom, arity: u32) -> Option<&mut Pred> {
-        let n = self.preds.len();
-        match *self.entries.entry((name, arity)).or_insert(Entry::User(n)) {
-            Entry::User(i) => {
-                if i == n {
-                    self.preds.push(Pred::new(name, arity));
-                }
+        match self.get(name, arity) {
+            Some(Entry::User(i)) => Some(&mut self.preds[i]),
+            Some(_) => None,
+            None => {
+                let i = self.preds.len();
+                self.preds.push(Pred::new(name, arity));
+                self.insert(name, arity, Entry::User(i));
                 Some(&mut self.preds[i])
             }
-            _ => None,
         }
     }
 
     pub fn pred(&self, name: Atom, arity: u32) -> Option<&Pred> {
-        match self.entries.get(&(name, arity)) {
-            Some(Entry::User(i)) => Some(&self.preds[*i]),
+        match self.get(name, arity) {
+            Some(Entry::User(i)) => Some(&self.preds[i]),
             _ => None,
         }
+    }
+
+    /// What `name/arity` refers to.
+    #[inline]
+    pub fn get(&self, name: Atom, arity: u32) -> Option<Entry> {
+        let row = self.by_atom.get(name.0 as usize)?;
+        row.iter().find(|(n, _)| *n == arity).map(|&(_, e)| e)
+    }
+
+    pub fn insert(&mut self, name: Atom, arity: u32, e: Entry) {
+        self.entries.insert((name, arity), e);
+        let i = name.0 as usize;
+        if self.by_atom.len() <= i {
+            self.by_atom.resize(i + 1, Vec::new());
+        }
+        let row = &mut self.by_atom[i];
+        match row.iter_mut().find(|(n, _)| *n == arity) {
+            Some(slot) => slot.1 = e,
+            None => row.push((arity, e)),
+        }
+    }
+
+    pub fn remove(&mut self, name: Atom, arity: u32) {
+        self.entries.remove(&(name, arity));
+        if let Some(row) = self.by_atom.get_mut(name.0 as usize) {
+            row.retain(|(n, _)| *n != arity);
+        }
+    }
+
+    /// Every name/arity with its entry.
+    pub fn iter(&self) -> impl Iterator<Item = (&(Atom, u32), &Entry)> {
+        self.entries.iter()
     }
 }

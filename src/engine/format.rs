@@ -27,24 +27,12 @@ pub fn c_general(f: f64, p: usize) -> String {
     }
     let p = p.max(1);
     let e = format!("{:.*e}", p - 1, f);
-    let x: i32 = e
-        .split_once('e')
-        .expect("exponent")
-        .1
-        .parse()
-        .expect("digits");
-    let s = if x < -4 || x >= p as i32 {
-        c_exp(f, p - 1)
-    } else {
-        format!("{:.*}", (p as i32 - 1 - x).max(0) as usize, f)
-    };
+    let x: i32 = e.split_once('e').expect("exponent").1.parse().expect("digits");
+    let s =
+        if x < -4 || x >= p as i32 { c_exp(f, p - 1) } else { format!("{:.*}", (p as i32 - 1 - x).max(0) as usize, f) };
     // Strip trailing zeros of the fraction.
     if let Some((m, ex)) = s.split_once('e') {
-        let m = if m.contains('.') {
-            m.trim_end_matches('0').trim_end_matches('.')
-        } else {
-            m
-        };
+        let m = if m.contains('.') { m.trim_end_matches('0').trim_end_matches('.') } else { m };
         format!("{m}e{ex}")
     } else if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -135,13 +123,7 @@ impl Columns {
 
 /// Formats `fmt` with `args`.
 pub fn format(m: &mut Machine, fmt: &str, args: &[Cell]) -> Result<String, Exc> {
-    let mut cols = Columns {
-        out: String::new(),
-        line_start: 0,
-        seg_start: 0,
-        last_stop: 0,
-        fills: Vec::new(),
-    };
+    let mut cols = Columns { out: String::new(), line_start: 0, seg_start: 0, last_stop: 0, fills: Vec::new() };
     let mut args = args.iter().copied();
     let mut chars = fmt.chars().peekable();
     let mut next_arg = |m: &mut Machine| -> Result<Cell, Exc> {
@@ -168,9 +150,7 @@ pub fn format(m: &mut Machine, fmt: &str, args: &[Cell]) -> Result<String, Exc> 
             }
             Some('`') => {
                 chars.next();
-                let ch = chars
-                    .next()
-                    .ok_or_else(|| format_error(m, "truncated format"))?;
+                let ch = chars.next().ok_or_else(|| format_error(m, "truncated format"))?;
                 fill_char = ch;
                 num = Some(ch as i64);
             }
@@ -191,11 +171,7 @@ pub fn format(m: &mut Machine, fmt: &str, args: &[Cell]) -> Result<String, Exc> 
             '~' => cols.push("~"),
             'w' | 'p' | 'q' => {
                 let a = next_arg(m)?;
-                let opts = if d == 'w' {
-                    WriteOpts::write()
-                } else {
-                    WriteOpts::writeq()
-                };
+                let opts = if d == 'w' { WriteOpts::write() } else { WriteOpts::writeq() };
                 let s = m.format_term(a, &opts);
                 cols.push(&s);
             }

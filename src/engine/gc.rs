@@ -46,11 +46,7 @@ pub fn collect(m: &mut Machine) {
     }
     stack.extend_from_slice(&m.roots);
     let trail_from = m.choices.last().map_or(0, |c| c.trail);
-    let old_cells: Vec<usize> = m.store.trail[trail_from..]
-        .iter()
-        .copied()
-        .filter(|&a| a < mark)
-        .collect();
+    let old_cells: Vec<usize> = m.store.trail[trail_from..].iter().copied().filter(|&a| a < mark).collect();
     for &a in &old_cells {
         stack.push(heap[a]);
     }
@@ -68,9 +64,7 @@ pub fn collect(m: &mut Machine) {
                 }
             }
             Cell::Str(p) if p >= mark => {
-                let Cell::Fun(_, n) = heap[p] else {
-                    unreachable!("Str points at Fun")
-                };
+                let Cell::Fun(_, n) = heap[p] else { unreachable!("Str points at Fun") };
                 marked[p - mark] = true;
                 for i in p + 1..=p + n as usize {
                     if !marked[i - mark] {

@@ -67,37 +67,19 @@ impl Drop for Node {
 #[derive(Debug)]
 pub enum Alt {
     /// Try the remaining candidate clauses of a call.
-    Clauses {
-        goal: Cell,
-        clauses: Rc<Vec<Rc<ClauseCode>>>,
-        cands: Candidates,
-        next: usize,
-    },
+    Clauses { goal: Cell, clauses: Rc<Vec<Rc<ClauseCode>>>, cands: Candidates, next: usize },
     /// Run this goal (the other branch of `;`).
     Goal(Cell),
     /// A `catch/3` frame: only unwound into by exceptions.
     Catch { catcher: Cell, recovery: Cell },
     /// The end of a `findall/3`: collect the bag and continue.
-    Findall {
-        bag: usize,
-        result: Cell,
-        tail: Cell,
-    },
+    Findall { bag: usize, result: Cell, tail: Cell },
     /// Successive integers for `between/3`.
     Between { var: Cell, next: i64, hi: i64 },
     /// Alternative sets of unifications (for nondeterministic builtins).
-    Unify {
-        alts: Rc<Vec<Vec<(Cell, Cell)>>>,
-        next: usize,
-    },
+    Unify { alts: Rc<Vec<Vec<(Cell, Cell)>>>, next: usize },
     /// Clauses for `clause/2` and `retract/1`.
-    ClauseIter {
-        head: Cell,
-        body: Cell,
-        clauses: Rc<Vec<Rc<ClauseCode>>>,
-        next: usize,
-        retract: Option<(Atom, u32)>,
-    },
+    ClauseIter { head: Cell, body: Cell, clauses: Rc<Vec<Rc<ClauseCode>>>, next: usize, retract: Option<(Atom, u32)> },
     /// Removed by a soft cut: skipped when backtracking.
     Dead,
 }
@@ -138,11 +120,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits {
-            max_steps: None,
-            timeout: None,
-            max_heap: 256 * 1024 * 1024,
-        }
+        Limits { max_steps: None, timeout: None, max_heap: 256 * 1024 * 1024 }
     }
 }
 
@@ -238,11 +216,10 @@ impl Machine {
         ];
         for &(name, n, c) in controls {
             let a = m.atoms.intern(name);
-            m.db.entries.insert((a, n), Entry::Control(c));
+            m.db.insert(a, n, Entry::Control(c));
         }
         for n in 1..=8u32 {
-            m.db.entries
-                .insert((atom::CALL, n), Entry::Control(Call(n as u8)));
+            m.db.insert(atom::CALL, n, Entry::Control(Call(n as u8)));
         }
         super::builtins::register(&mut m);
         m
@@ -251,9 +228,7 @@ impl Machine {
     /// Registers a Rust builtin.
     pub fn add_builtin(&mut self, name: &str, arity: u32, f: BuiltinFn) {
         let a = self.atoms.intern(name);
-        self.db
-            .entries
-            .insert((a, arity), Entry::Builtin(self.builtins.len()));
+        self.db.insert(a, arity, Entry::Builtin(self.builtins.len()));
         self.builtins.push((a, arity, f));
     }
 
@@ -262,9 +237,7 @@ impl Machine {
     /// `error(Formal, context(Name/Arity, _))` as an exception.
     pub fn error(&mut self, formal: Cell) -> Exc {
         let (name, arity) = self.context;
-        let pi = self
-            .store
-            .new_struct(atom::SLASH, &[Cell::Atom(name), Cell::Int(arity as i64)]);
+        let pi = self.store.new_struct(atom::SLASH, &[Cell::Atom(name), Cell::Int(arity as i64)]);
         let v = self.store.new_var();
         let ctx = self.store.new_struct(atom::CONTEXT, &[pi, v]);
         let ball = self.store.new_struct(atom::ERROR, &[formal, ctx]);
@@ -276,16 +249,12 @@ impl Machine {
     }
 
     pub fn type_error(&mut self, kind: Atom, culprit: Cell) -> Exc {
-        let f = self
-            .store
-            .new_struct(atom::TYPE_ERROR, &[Cell::Atom(kind), culprit]);
+        let f = self.store.new_struct(atom::TYPE_ERROR, &[Cell::Atom(kind), culprit]);
         self.error(f)
     }
 
     pub fn domain_error(&mut self, kind: Atom, culprit: Cell) -> Exc {
-        let f = self
-            .store
-            .new_struct(atom::DOMAIN_ERROR, &[Cell::Atom(kind), culprit]);
+        let f = self.store.new_struct(atom::DOMAIN_ERROR, &[Cell::Atom(kind), culprit]);
         self.error(f)
     }
 
@@ -300,17 +269,12 @@ impl Machine {
     }
 
     pub fn existence_error(&mut self, kind: Atom, culprit: Cell) -> Exc {
-        let f = self
-            .store
-            .new_struct(atom::EXISTENCE_ERROR, &[Cell::Atom(kind), culprit]);
+        let f = self.store.new_struct(atom::EXISTENCE_ERROR, &[Cell::Atom(kind), culprit]);
         self.error(f)
     }
 
     pub fn permission_error(&mut self, action: Atom, kind: Atom, culprit: Cell) -> Exc {
-        let f = self.store.new_struct(
-            atom::PERMISSION_ERROR,
-            &[Cell::Atom(action), Cell::Atom(kind), culprit],
-        );
+        let f = self.store.new_struct(atom::PERMISSION_ERROR, &[Cell::Atom(action), Cell::Atom(kind), culprit]);
         self.error(f)
     }
 
@@ -333,13 +297,7 @@ impl Machine {
         self.pending = None;
         let base = self.store.heap.len();
         self.store.heap.push(goal);
-        self.cont = Some(Rc::new(Node {
-            base: Mut::new(base),
-            len: 1,
-            barrier: 0,
-            next: None,
-            next_pos: 0,
-        }));
+        self.cont = Some(Rc::new(Node { base: Mut::new(base), len: 1, barrier: 0, next: None, next_pos: 0 }));
         self.pos = 0;
         self.steps = 0;
         self.deadline = self.limits.timeout.map(|d| Instant::now() + d);
@@ -420,7 +378,7 @@ impl Machine {
                 return Err(self.type_error(atom::CALLABLE, other));
             }
         };
-        match self.db.entries.get(&key).copied() {
+        match self.db.get(key.0, key.1) {
             Some(Entry::User(i)) => self.call_pred(g, i),
             Some(Entry::Builtin(i)) => {
                 let (name, arity, f) = self.builtins[i];
@@ -437,9 +395,7 @@ impl Machine {
                     return Err(self.type_error(atom::CALLABLE, g));
                 }
                 self.context = (atom::CALL, 1);
-                let pi = self
-                    .store
-                    .new_struct(atom::SLASH, &[Cell::Atom(key.0), Cell::Int(key.1 as i64)]);
+                let pi = self.store.new_struct(atom::SLASH, &[Cell::Atom(key.0), Cell::Int(key.1 as i64)]);
                 Err(self.existence_error(atom::PROCEDURE, pi))
             }
         }
@@ -483,13 +439,7 @@ impl Machine {
     #[inline]
     fn push_goals(&mut self, base: usize, len: u32, barrier: usize) {
         let next = self.cont.take();
-        self.cont = Some(Rc::new(Node {
-            base: Mut::new(base),
-            len,
-            barrier,
-            next,
-            next_pos: self.pos,
-        }));
+        self.cont = Some(Rc::new(Node { base: Mut::new(base), len, barrier, next, next_pos: self.pos }));
         self.pos = 0;
     }
 
@@ -501,20 +451,52 @@ impl Machine {
     }
 
     fn call_pred(&mut self, goal: Cell, i: usize) -> Res {
-        let pred = &self.db.preds[i];
-        let key = if pred.arity > 0 {
-            let first = self.store.arg(goal, 0);
-            Key::of(self.store.deref(first), &self.store.heap)
-        } else {
-            None
+        let key = match goal {
+            Cell::Str(p) => Key::of(self.store.deref(self.store.heap[p + 1]), &self.store.heap),
+            _ => None,
         };
-        let index = pred.index();
-        let cands = index.select(key).clone();
-        if cands.is_empty() {
-            return Ok(false);
+        let (cands, clauses) = self.db.preds[i].candidates(key);
+        match cands.len() {
+            0 => Ok(false),
+            1 => {
+                let clause = clauses[cands[0] as usize].clone();
+                let barrier = self.choices.len();
+                Ok(self.resolve(&clause, goal, barrier))
+            }
+            _ => {
+                let (cands, clauses) = (cands.clone(), clauses.clone());
+                self.try_clauses(goal, clauses, cands, 0, false)
+            }
         }
-        let clauses = pred.clauses.clone();
-        self.try_clauses(goal, clauses, cands, 0, false)
+    }
+
+    /// Unifies the clause head with the goal and schedules its body, whose
+    /// `!` cuts back to `barrier`.
+    #[inline]
+    fn resolve(&mut self, clause: &ClauseCode, goal: Cell, barrier: usize) -> bool {
+        if !self.unify_head(clause, goal) {
+            return false;
+        }
+        match clause.body_len {
+            0 => {}
+            1 => {
+                // A single goal runs next without a continuation node.
+                let root = clause.body_start;
+                let g = self.store.build(&clause.tmpl.cells, root, clause.ends[root] as usize, &mut self.frame);
+                self.pending = Some((g, barrier));
+            }
+            n => {
+                let base = self.store.heap.len();
+                self.store.heap.resize(base + n, Cell::Int(0));
+                for k in 0..n {
+                    let root = clause.body_start + k;
+                    let v = self.store.build(&clause.tmpl.cells, root, clause.ends[root] as usize, &mut self.frame);
+                    self.store.heap[base + k] = v;
+                }
+                self.push_goals(base, n as u32, barrier);
+            }
+        }
+        true
     }
 
     /// Tries candidate clauses from `i` on. `resumed`: the choice point for
@@ -533,12 +515,7 @@ impl Machine {
             if more && !have_cp {
                 let barrier = self.choices.len();
                 self.push_choice(
-                    Alt::Clauses {
-                        goal,
-                        clauses: clauses.clone(),
-                        cands: cands.clone(),
-                        next: i + 1,
-                    },
+                    Alt::Clauses { goal, clauses: clauses.clone(), cands: cands.clone(), next: i + 1 },
                     barrier,
                 );
                 have_cp = true;
@@ -556,22 +533,7 @@ impl Machine {
                 }
             }
             let barrier = self.choices.len() - have_cp as usize;
-            let clause = clauses[cands[i] as usize].clone();
-            if self.unify_head(&clause, goal) {
-                let n = clause.body_len;
-                if n > 0 {
-                    let base = self.store.heap.len();
-                    self.store.heap.resize(base + n, Cell::Int(0));
-                    for k in 0..n {
-                        let v = self.store.build(
-                            &clause.tmpl.cells,
-                            clause.body_start + k,
-                            &mut self.frame,
-                        );
-                        self.store.heap[base + k] = v;
-                    }
-                    self.push_goals(base, n as u32, barrier);
-                }
+            if self.resolve(&clauses[cands[i] as usize], goal, barrier) {
                 return Ok(true);
             }
             if !more {
@@ -598,9 +560,7 @@ impl Machine {
         let Cell::Str(gp) = goal else {
             return false;
         };
-        let Cell::Fun(_, n) = cells[hp] else {
-            unreachable!("head Str points at Fun")
-        };
+        let Cell::Fun(_, n) = cells[hp] else { unreachable!("head Str points at Fun") };
         let mut work = std::mem::take(&mut self.hwork);
         work.clear();
         for k in (0..n as usize).rev() {
@@ -623,7 +583,7 @@ impl Machine {
                     let h = self.store.deref(h);
                     match h {
                         Cell::Ref(a) => {
-                            let v = self.store.build(cells, ti, &mut self.frame);
+                            let v = self.store.build(cells, ti, clause.ends[ti] as usize, &mut self.frame);
                             self.store.bind(a, v);
                         }
                         Cell::Str(q) => {
@@ -631,9 +591,7 @@ impl Machine {
                                 ok = false;
                                 break;
                             }
-                            let Cell::Fun(_, m) = cells[tp] else {
-                                unreachable!()
-                            };
+                            let Cell::Fun(_, m) = cells[tp] else { unreachable!() };
                             for k in (0..m as usize).rev() {
                                 work.push((tp + 1 + k, self.store.heap[q + 1 + k]));
                             }
@@ -648,7 +606,7 @@ impl Machine {
                     let h = self.store.deref(h);
                     match h {
                         Cell::Ref(a) => {
-                            let v = self.store.build(cells, ti, &mut self.frame);
+                            let v = self.store.build(cells, ti, clause.ends[ti] as usize, &mut self.frame);
                             self.store.bind(a, v);
                         }
                         Cell::Lst(q) => {
@@ -692,14 +650,8 @@ impl Machine {
             self.pos = top.pos;
             let barrier = top.barrier;
             match &mut top.alt {
-                Alt::Clauses {
-                    goal,
-                    clauses,
-                    cands,
-                    next,
-                } => {
-                    let (goal, clauses, cands, next) =
-                        (*goal, clauses.clone(), cands.clone(), *next);
+                Alt::Clauses { goal, clauses, cands, next } => {
+                    let (goal, clauses, cands, next) = (*goal, clauses.clone(), cands.clone(), *next);
                     match self.try_clauses(goal, clauses, cands, next, true) {
                         Ok(true) => return Ok(true),
                         Ok(false) => continue,
@@ -872,13 +824,7 @@ impl Machine {
             }
             Control::Not => {
                 let goal = arg(self, 0);
-                Ok(self.if_then_else(
-                    goal,
-                    Cell::Atom(atom::FAIL),
-                    Cell::Atom(atom::TRUE),
-                    barrier,
-                    false,
-                ))
+                Ok(self.if_then_else(goal, Cell::Atom(atom::FAIL), Cell::Atom(atom::TRUE), barrier, false))
             }
             Control::Call(n) => {
                 let goal = if n == 1 {
@@ -893,28 +839,20 @@ impl Machine {
             }
             Control::Findall | Control::Findall4 => {
                 let (template, goal, result) = (arg(self, 0), arg(self, 1), arg(self, 2));
-                let tail = if c == Control::Findall4 {
-                    arg(self, 3)
-                } else {
-                    Cell::Atom(atom::NIL)
-                };
+                let tail = if c == Control::Findall4 { arg(self, 3) } else { Cell::Atom(atom::NIL) };
                 let ar = if c == Control::Findall4 { 4 } else { 3 };
                 self.check_callable_ctx(goal, atom::FINDALL, ar)?;
                 self.check_partial_list(result, atom::FINDALL, ar)?;
                 let bag = self.bags.len();
                 self.bags.push(Vec::new());
                 self.push_choice(Alt::Findall { bag, result, tail }, barrier);
-                let add = self
-                    .store
-                    .new_struct(atom::FA_ADD, &[Cell::Int(bag as i64), template]);
+                let add = self.store.new_struct(atom::FA_ADD, &[Cell::Int(bag as i64), template]);
                 let b = self.choices.len();
                 self.push_goal_list(&[goal, add], b);
                 Ok(true)
             }
             Control::FaAdd => {
-                let Cell::Int(bag) = arg(self, 0) else {
-                    unreachable!("bag number")
-                };
+                let Cell::Int(bag) = arg(self, 0) else { unreachable!("bag number") };
                 let t = self.store.copy_out(arg(self, 1), &mut Vec::new());
                 self.bags[bag as usize].push(t);
                 Ok(false)
@@ -923,16 +861,12 @@ impl Machine {
                 let (goal, catcher, recovery) = (arg(self, 0), arg(self, 1), arg(self, 2));
                 let h = self.choices.len();
                 self.push_choice(Alt::Catch { catcher, recovery }, barrier);
-                let exit = self
-                    .store
-                    .new_struct(atom::EXIT_CATCH, &[Cell::Int(h as i64)]);
+                let exit = self.store.new_struct(atom::EXIT_CATCH, &[Cell::Int(h as i64)]);
                 self.push_goal_list(&[goal, exit], h + 1);
                 Ok(true)
             }
             Control::ExitCatch => {
-                let Cell::Int(h) = arg(self, 0) else {
-                    unreachable!("catch height")
-                };
+                let Cell::Int(h) = arg(self, 0) else { unreachable!("catch height") };
                 let h = h as usize;
                 if self.choices.len() == h + 1 && matches!(self.choices[h].alt, Alt::Catch { .. }) {
                     self.choices.pop();
@@ -948,17 +882,13 @@ impl Machine {
                 Err(Exc::Throw(self.store.copy_out(ball, &mut Vec::new())))
             }
             Control::Ite => {
-                let (Cell::Int(h), Cell::Int(b)) = (arg(self, 0), arg(self, 1)) else {
-                    unreachable!("ite marks")
-                };
+                let (Cell::Int(h), Cell::Int(b)) = (arg(self, 0), arg(self, 1)) else { unreachable!("ite marks") };
                 self.cut(h as usize);
                 self.pending = Some((arg(self, 2), b as usize));
                 Ok(true)
             }
             Control::SoftCut => {
-                let (Cell::Int(h), Cell::Int(b)) = (arg(self, 0), arg(self, 1)) else {
-                    unreachable!("softcut marks")
-                };
+                let (Cell::Int(h), Cell::Int(b)) = (arg(self, 0), arg(self, 1)) else { unreachable!("softcut marks") };
                 if let Some(cp) = self.choices.get_mut(h as usize) {
                     cp.alt = Alt::Dead;
                 }
@@ -982,9 +912,7 @@ impl Machine {
         let h = self.choices.len();
         self.push_choice(Alt::Goal(e), barrier);
         let marker = if soft { atom::SOFTCUT } else { atom::ITE };
-        let then = self
-            .store
-            .new_struct(marker, &[Cell::Int(h as i64), Cell::Int(barrier as i64), t]);
+        let then = self.store.new_struct(marker, &[Cell::Int(h as i64), Cell::Int(barrier as i64), t]);
         self.push_goal_list(&[c, then], h + 1);
         true
     }
@@ -1013,9 +941,7 @@ impl Machine {
         match self.store.deref(g) {
             Cell::Atom(f) => Ok(self.store.new_struct(f, extra)),
             Cell::Str(q) => {
-                let Cell::Fun(f, m) = self.store.heap[q] else {
-                    unreachable!()
-                };
+                let Cell::Fun(f, m) = self.store.heap[q] else { unreachable!() };
                 let mut args: Vec<Cell> = self.store.heap[q + 1..q + 1 + m as usize].to_vec();
                 args.extend_from_slice(extra);
                 Ok(self.store.new_struct(f, &args))

@@ -70,11 +70,7 @@ pub struct Answer {
 pub enum QueryError {
     /// An uncaught exception: the ball as `writeq` text and a message a
     /// person can read.
-    Exception {
-        ball: String,
-        message: String,
-        term: Tmpl,
-    },
+    Exception { ball: String, message: String, term: Tmpl },
     /// A resource limit (`steps`, `time` or `memory`).
     Limit { resource: String, message: String },
     /// `halt/0,1` was called.
@@ -145,9 +141,7 @@ impl Engine {
 
     fn load_text(&mut self, name: &str, src: &str, library: bool) -> LoadReport {
         let program = syntax::parse_program(src);
-        let mut report = LoadReport {
-            diagnostics: program.errors,
-        };
+        let mut report = LoadReport { diagnostics: program.errors };
         let file: Rc<str> = Rc::from(name);
         self.m.loading = Some(file.clone());
         let mut last_key: Option<(atoms::Atom, u32)> = None;
@@ -172,12 +166,7 @@ impl Engine {
             }
             let mark = self.m.store.heap.len();
             let mut vars = Vec::new();
-            let term = ast_to_heap(
-                &clause.term,
-                &mut self.m.atoms,
-                &mut self.m.store,
-                &mut vars,
-            );
+            let term = ast_to_heap(&clause.term, &mut self.m.atoms, &mut self.m.store, &mut vars);
             let result = compile_clause(&mut self.m.store, term, Some((file.clone(), clause.span)));
             self.m.store.heap.truncate(mark);
             let code = match result {
@@ -192,16 +181,14 @@ impl Engine {
                             )
                         }
                     };
-                    report
-                        .diagnostics
-                        .push(Diagnostic::error(clause.span, msg, "in this clause"));
+                    report.diagnostics.push(Diagnostic::error(clause.span, msg, "in this clause"));
                     continue;
                 }
             };
             let head = head_of(&clause.term);
             let (hname, harity) = head.key().expect("compiled clause has a callable head");
             let key = (self.m.atoms.intern(hname), harity as u32);
-            match self.m.db.entries.get(&key) {
+            match self.m.db.get(key.0, key.1) {
                 Some(db::Entry::Builtin(_)) | Some(db::Entry::Control(_)) => {
                     report.diagnostics.push(
                         Diagnostic::error(
@@ -230,14 +217,10 @@ impl Engine {
                     report.diagnostics.push(
                         Diagnostic::warning(
                             head.span(),
-                            format!(
-                                "clauses of `{hname}/{harity}` are not together in the source file"
-                            ),
+                            format!("clauses of `{hname}/{harity}` are not together in the source file"),
                             "this clause is separated from the earlier ones",
                         )
-                        .with_help(format!(
-                            "keep them together, or declare `:- discontiguous {hname}/{harity}.`"
-                        )),
+                        .with_help(format!("keep them together, or declare `:- discontiguous {hname}/{harity}.`")),
                     );
                 } else if !seen.contains(&key) {
                     seen.push(key);
@@ -260,11 +243,7 @@ impl Engine {
         let text = format!("directive `{}`", short(goal));
         match self.run_once(goal) {
             Ok(true) => {}
-            Ok(false) => report.diagnostics.push(Diagnostic::warning(
-                span,
-                format!("{text} failed"),
-                "this directive",
-            )),
+            Ok(false) => report.diagnostics.push(Diagnostic::warning(span, format!("{text} failed"), "this directive")),
             Err(e) => report.diagnostics.push(Diagnostic::error(
                 span,
                 format!("{text} raised an error: {e}"),
@@ -305,20 +284,11 @@ impl Engine {
         let clause = syntax::parse_term(text).map_err(QueryError::Syntax)?;
         self.reset();
         let mut vars = Vec::new();
-        let g = ast_to_heap(
-            &clause.term,
-            &mut self.m.atoms,
-            &mut self.m.store,
-            &mut vars,
-        );
+        let g = ast_to_heap(&clause.term, &mut self.m.atoms, &mut self.m.store, &mut vars);
         self.m.roots = vars.iter().map(|(_, c)| *c).collect();
         let names = vars.into_iter().map(|(n, _)| n).collect();
         self.m.start(g);
-        Ok(Query {
-            engine: self,
-            names,
-            state: State::Fresh,
-        })
+        Ok(Query { engine: self, names, state: State::Fresh })
     }
 
     /// Turns an engine exception into a query error with a readable message.
@@ -336,8 +306,7 @@ impl Engine {
                         "resource_error(time): the query was stopped after {:.1} seconds (raise the limit with --timeout)",
                         self.m.limits.timeout.map_or(0.0, |d| d.as_secs_f64())
                     ),
-                    _ => "resource_error(memory): the query used more memory than its limit"
-                        .to_string(),
+                    _ => "resource_error(memory): the query used more memory than its limit".to_string(),
                 };
                 QueryError::Limit { resource, message }
             }
@@ -346,11 +315,7 @@ impl Engine {
                 let c = self.m.store.copy_in(&t, &mut Vec::new());
                 let ball = self.m.format_term(c, &WriteOpts::writeq());
                 let message = check::describe_error(&mut self.m, c);
-                QueryError::Exception {
-                    ball,
-                    message,
-                    term: t,
-                }
+                QueryError::Exception { ball, message, term: t }
             }
         }
     }
@@ -435,19 +400,12 @@ impl Query<'_> {
             }
             let text = m.format_term(v, &WriteOpts::writeq());
             let term = m.store.copy_out(v, &mut Vec::new());
-            bindings.push(Binding {
-                name: name.clone(),
-                text,
-                term,
-            });
+            bindings.push(Binding { name: name.clone(), text, term });
         }
         for a in named {
             m.store.heap[a] = Cell::Ref(a);
         }
-        Answer {
-            bindings,
-            output: std::mem::take(&mut m.out),
-        }
+        Answer { bindings, output: std::mem::take(&mut m.out) }
     }
 }
 

@@ -43,9 +43,8 @@ pub struct Store {
     pub hb: usize,
     /// String objects (`"text"`), by number.
     pub texts: Vec<std::rc::Rc<str>>,
-    /// Scratch stacks reused by unification and building.
+    /// Scratch stack reused by unification.
     pairs: Vec<(Cell, Cell)>,
-    work: Vec<(usize, usize)>,
 }
 
 impl Store {
@@ -205,8 +204,7 @@ impl Store {
                 }
                 (Cell::Str(p), Cell::Str(q)) => {
                     if p != q {
-                        let (Cell::Fun(f, n), Cell::Fun(g, m)) = (self.heap[p], self.heap[q])
-                        else {
+                        let (Cell::Fun(f, n), Cell::Fun(g, m)) = (self.heap[p], self.heap[q]) else {
                             return false;
                         };
                         if f != g || n != m {
@@ -259,9 +257,7 @@ impl Store {
                 }
                 Cell::Fun(_, k) => Cell::Ref(k as usize),
                 Cell::Str(p) => {
-                    let Cell::Fun(f, n) = self.heap[p] else {
-                        unreachable!("Str points at Fun")
-                    };
+                    let Cell::Fun(f, n) = self.heap[p] else { unreachable!("Str points at Fun") };
                     let q = cells.len();
                     cells.push(Cell::Fun(f, n));
                     for i in 0..n as usize {
@@ -284,10 +280,7 @@ impl Store {
         for &a in vars.iter() {
             self.heap[a] = Cell::Ref(a);
         }
-        Tmpl {
-            nvars: vars.len(),
-            cells,
-        }
+        Tmpl { nvars: vars.len(), cells }
     }
 
     /// Copies a template onto the heap with fresh variables (or the values
@@ -296,12 +289,17 @@ impl Store {
         if frame.len() < t.nvars {
             frame.resize(t.nvars, None);
         }
-        self.build(&t.cells, 0, frame)
+        // Templates are laid out depth first: everything below the root is
+        // the block from cell 1 on.
+        self.build(&t.cells, 0, t.cells.len(), frame)
     }
 
     /// Builds template cell `root` of `cells` on the heap, taking variable
-    /// values from `frame` and filling it in for new ones.
-    pub fn build(&mut self, cells: &[Cell], root: usize, frame: &mut [Option<Cell>]) -> Cell {
+    /// values from `frame` and filling it in for new ones. A structure's
+    /// cells (its whole subtree) are `cells[p..end]`, where `p` is where
+    /// `root` points: they are copied in one pass, pointers relocated.
+    #[inline]
+    pub fn build(&mut self, cells: &[Cell], root: usize, end: usize, frame: &mut [Option<Cell>]) -> Cell {
         match cells[root] {
             Cell::Ref(k) => match frame[k] {
                 Some(v) => self.deref(v),
@@ -311,65 +309,59 @@ impl Store {
                     v
                 }
             },
-            Cell::Str(_) | Cell::Lst(_) => {
-                let mut work = std::mem::take(&mut self.work);
-                let result = self.alloc_block(cells, root, &mut work);
-                while let Some((src, dst)) = work.pop() {
-                    let v = match cells[src] {
-                        Cell::Str(_) | Cell::Lst(_) => self.alloc_block(cells, src, &mut work),
-                        Cell::Ref(k) => match frame[k] {
-                            Some(v) => self.deref(v),
-                            None => {
-                                frame[k] = Some(Cell::Ref(dst));
-                                Cell::Ref(dst)
-                            }
-                        },
-                        other => other,
-                    };
-                    self.heap[dst] = v;
-                }
-                self.work = work;
-                result
-            }
+            Cell::Str(p) => Cell::Str(self.copy_block(cells, p, end, frame)),
+            Cell::Lst(p) => Cell::Lst(self.copy_block(cells, p, end, frame)),
             other => other,
         }
     }
 
-    /// Allocates the heap block for the structure at template cell `src`
-    /// (a `Str` or `Lst`) and queues its arguments.
+    /// Appends `cells[start..end]` to the heap, relocating pointers and
+    /// binding template variables through `frame`; returns where
+    /// `cells[start]` landed.
     #[inline]
-    fn alloc_block(&mut self, cells: &[Cell], src: usize, work: &mut Vec<(usize, usize)>) -> Cell {
-        match cells[src] {
-            Cell::Str(p) => {
-                let Cell::Fun(f, n) = cells[p] else {
-                    unreachable!("template Str points at Fun")
-                };
-                let q = self.heap.len();
-                self.heap.push(Cell::Fun(f, n));
-                let n = n as usize;
-                self.heap.extend_from_slice(&cells[p + 1..p + 1 + n]);
-                for i in 0..n {
-                    if matches!(cells[p + 1 + i], Cell::Ref(_) | Cell::Str(_) | Cell::Lst(_)) {
-                        work.push((p + 1 + i, q + 1 + i));
+    fn copy_block(&mut self, cells: &[Cell], start: usize, end: usize, frame: &mut [Option<Cell>]) -> usize {
+        let base = self.heap.len();
+        self.heap.reserve(end - start);
+        for (i, &c) in cells[start..end].iter().enumerate() {
+            let v = match c {
+                Cell::Ref(k) => match frame[k] {
+                    Some(v) => v,
+                    None => {
+                        let v = Cell::Ref(base + i);
+                        frame[k] = Some(v);
+                        v
                     }
-                }
-                Cell::Str(q)
-            }
-            Cell::Lst(p) => {
-                let q = self.heap.len();
-                self.heap.push(cells[p]);
-                self.heap.push(cells[p + 1]);
-                if matches!(cells[p + 1], Cell::Ref(_) | Cell::Str(_) | Cell::Lst(_)) {
-                    work.push((p + 1, q + 1));
-                }
-                if matches!(cells[p], Cell::Ref(_) | Cell::Str(_) | Cell::Lst(_)) {
-                    work.push((p, q));
-                }
-                Cell::Lst(q)
-            }
-            _ => unreachable!("alloc_block of a non-structure"),
+                },
+                Cell::Str(q) => Cell::Str(q - start + base),
+                Cell::Lst(q) => Cell::Lst(q - start + base),
+                other => other,
+            };
+            self.heap.push(v);
         }
+        base
     }
+}
+
+/// For each cell of a depth-first template that points at a structure, the
+/// end of that structure's subtree (other cells: 0).
+pub fn subtree_ends(cells: &[Cell]) -> Vec<u32> {
+    let mut ends = vec![0u32; cells.len()];
+    for i in (0..cells.len()).rev() {
+        let (p, size) = match cells[i] {
+            Cell::Str(p) => match cells[p] {
+                Cell::Fun(_, n) => (p, n as usize + 1),
+                _ => continue,
+            },
+            Cell::Lst(p) => (p, 2),
+            _ => continue,
+        };
+        let mut end = (p + size) as u32;
+        for j in p..p + size {
+            end = end.max(ends[j]);
+        }
+        ends[i] = end;
+    }
+    ends
 }
 
 /// The standard order of terms: Var < Number < String < Atom < Compound
@@ -391,13 +383,11 @@ pub fn compare_numbers(a: Cell, b: Cell) -> Ordering {
     match (a, b) {
         (Cell::Int(x), Cell::Int(y)) => x.cmp(&y),
         (Cell::Flt(x), Cell::Flt(y)) => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
-        (Cell::Int(x), Cell::Flt(y)) => match (x as f64).partial_cmp(&y).unwrap_or(Ordering::Equal)
-        {
+        (Cell::Int(x), Cell::Flt(y)) => match (x as f64).partial_cmp(&y).unwrap_or(Ordering::Equal) {
             Ordering::Equal => Ordering::Greater,
             o => o,
         },
-        (Cell::Flt(x), Cell::Int(y)) => match x.partial_cmp(&(y as f64)).unwrap_or(Ordering::Equal)
-        {
+        (Cell::Flt(x), Cell::Int(y)) => match x.partial_cmp(&(y as f64)).unwrap_or(Ordering::Equal) {
             Ordering::Equal => Ordering::Less,
             o => o,
         },

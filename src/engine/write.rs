@@ -21,25 +21,13 @@ pub struct WriteOpts {
 
 impl WriteOpts {
     pub fn write() -> WriteOpts {
-        WriteOpts {
-            numbervars: true,
-            ..Default::default()
-        }
+        WriteOpts { numbervars: true, ..Default::default() }
     }
     pub fn writeq() -> WriteOpts {
-        WriteOpts {
-            quoted: true,
-            numbervars: true,
-            ..Default::default()
-        }
+        WriteOpts { quoted: true, numbervars: true, ..Default::default() }
     }
     pub fn canonical() -> WriteOpts {
-        WriteOpts {
-            quoted: true,
-            ignore_ops: true,
-            name_vars: true,
-            ..Default::default()
-        }
+        WriteOpts { quoted: true, ignore_ops: true, name_vars: true, ..Default::default() }
     }
 }
 
@@ -97,9 +85,7 @@ pub fn quote_text(s: &str, q: char) -> String {
                 out.push('\\');
                 out.push(c);
             }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:x}\\", c as u32))
-            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:x}\\", c as u32)),
             c => out.push(c),
         }
     }
@@ -109,11 +95,7 @@ pub fn quote_text(s: &str, q: char) -> String {
 
 /// Formats an atom name, quoted if `quoted` and needed.
 pub fn format_atom(s: &str, quoted: bool) -> String {
-    if quoted && atom_needs_quotes(s) {
-        quote_text(s, '\'')
-    } else {
-        s.to_string()
-    }
+    if quoted && atom_needs_quotes(s) { quote_text(s, '\'') } else { s.to_string() }
 }
 
 /// The shortest text of a float that reads back, in SWI-Prolog's layout.
@@ -122,11 +104,7 @@ pub fn format_float(f: f64) -> String {
         return "1.5NaN".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 {
-            "1.0Inf".into()
-        } else {
-            "-1.0Inf".into()
-        };
+        return if f > 0.0 { "1.0Inf".into() } else { "-1.0Inf".into() };
     }
     let sign = if f.is_sign_negative() { "-" } else { "" };
     if f == 0.0 {
@@ -139,36 +117,21 @@ pub fn format_float(f: f64) -> String {
     let decpt = exp + 1;
     if decpt <= -4 || decpt > 15 {
         let rest = if digits.len() > 1 { &digits[1..] } else { "0" };
-        let es = if exp >= 0 {
-            format!("+{exp}")
-        } else {
-            format!("{exp}")
-        };
+        let es = if exp >= 0 { format!("+{exp}") } else { format!("{exp}") };
         format!("{sign}{}.{rest}e{es}", &digits[..1])
     } else if decpt <= 0 {
         format!("{sign}0.{}{digits}", "0".repeat((-decpt) as usize))
     } else if decpt as usize >= digits.len() {
-        format!(
-            "{sign}{digits}{}.0",
-            "0".repeat(decpt as usize - digits.len())
-        )
+        format!("{sign}{digits}{}.0", "0".repeat(decpt as usize - digits.len()))
     } else {
-        format!(
-            "{sign}{}.{}",
-            &digits[..decpt as usize],
-            &digits[decpt as usize..]
-        )
+        format!("{sign}{}.{}", &digits[..decpt as usize], &digits[decpt as usize..])
     }
 }
 
 /// The name `'$VAR'(N)` stands for: A..Z, then A1...
 pub fn var_name(n: i64) -> String {
     let letter = (b'A' + (n % 26) as u8) as char;
-    if n >= 26 {
-        format!("{letter}{}", n / 26)
-    } else {
-        letter.to_string()
-    }
+    if n >= 26 { format!("{letter}{}", n / 26) } else { letter.to_string() }
 }
 
 struct Out {
@@ -210,10 +173,7 @@ impl Machine {
                 match n {
                     2 => ops::infix(name).map_or(0, |(p, _)| p),
                     1 if name != "-" && name != "+"
-                        || !matches!(
-                            self.store.deref(self.store.heap[p + 1]),
-                            Cell::Int(_) | Cell::Flt(_)
-                        ) =>
+                        || !matches!(self.store.deref(self.store.heap[p + 1]), Cell::Int(_) | Cell::Flt(_)) =>
                     {
                         ops::prefix(name).map_or(0, |(p, _)| p)
                     }
@@ -223,11 +183,7 @@ impl Machine {
             }
             Cell::Atom(a) => {
                 let name = self.atoms.name(a);
-                if ops::is_op(name) {
-                    ops::infix(name).or(ops::prefix(name)).map_or(0, |(p, _)| p)
-                } else {
-                    0
-                }
+                if ops::is_op(name) { ops::infix(name).or(ops::prefix(name)).map_or(0, |(p, _)| p) } else { 0 }
             }
             _ => 0,
         }
@@ -249,10 +205,7 @@ impl Machine {
                 }
             }
         }
-        let mut out = Out {
-            s: String::new(),
-            after_sign: false,
-        };
+        let mut out = Out { s: String::new(), after_sign: false };
         let mut tasks = vec![Task::Term(c, 1200, 0)];
         while let Some(t) = tasks.pop() {
             match t {
@@ -284,11 +237,7 @@ impl Machine {
                     } else {
                         tasks.push(Task::Text(")"));
                     }
-                    tasks.push(Task::Term(
-                        self.store.heap[p + 1 + i as usize],
-                        999,
-                        depth + 1,
-                    ));
+                    tasks.push(Task::Term(self.store.heap[p + 1 + i as usize], 999, depth + 1));
                 }
                 Task::Term(c, max, depth) => {
                     if opts.max_depth > 0 && depth > opts.max_depth {
@@ -347,20 +296,12 @@ impl Machine {
             Cell::Flt(f) => out.token(&format_float(f)),
             Cell::Text(t) => {
                 let s = self.store.text(t);
-                if opts.quoted {
-                    out.token(&quote_text(s, '"'))
-                } else {
-                    out.s.push_str(s)
-                }
+                if opts.quoted { out.token(&quote_text(s, '"')) } else { out.s.push_str(s) }
             }
             Cell::Atom(a) => {
                 let name = self.atoms.name(a);
                 let text = format_atom(name, opts.quoted);
-                let prec = if opts.ignore_ops {
-                    0
-                } else {
-                    self.term_prec(Cell::Atom(a), opts)
-                };
+                let prec = if opts.ignore_ops { 0 } else { self.term_prec(Cell::Atom(a), opts) };
                 if prec > max && max < 999 {
                     out.token("(");
                     out.s.push_str(&text);
@@ -375,9 +316,7 @@ impl Machine {
                 tasks.push(Task::Term(self.store.heap[p], 999, depth + 1));
             }
             Cell::Str(p) => {
-                let Cell::Fun(f, n) = self.store.heap[p] else {
-                    unreachable!()
-                };
+                let Cell::Fun(f, n) = self.store.heap[p] else { unreachable!() };
                 let name = self.atoms.name(f);
                 let arg = |i: usize| self.store.heap[p + 1 + i];
                 if f == atom::VAR_ && n == 1 && opts.numbervars {
@@ -437,8 +376,7 @@ impl Machine {
                                 let a = self.store.deref(arg(0));
                                 let arg_prec = self.term_prec(a, opts);
                                 let numeric = matches!(a, Cell::Int(_) | Cell::Flt(_));
-                                let atom_op =
-                                    matches!(a, Cell::Atom(x) if ops::is_op(self.atoms.name(x)));
+                                let atom_op = matches!(a, Cell::Atom(x) if ops::is_op(self.atoms.name(x)));
                                 if paren {
                                     tasks.push(Task::Text(")"));
                                 }

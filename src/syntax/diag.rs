@@ -37,10 +37,7 @@ impl Diagnostic {
         }
     }
     pub fn warning(span: Span, message: impl Into<String>, label: impl Into<String>) -> Diagnostic {
-        Diagnostic {
-            level: Level::Warning,
-            ..Diagnostic::error(span, message, label)
-        }
+        Diagnostic { level: Level::Warning, ..Diagnostic::error(span, message, label) }
     }
     pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
         self.help = Some(help.into());
@@ -103,24 +100,16 @@ impl miette::Diagnostic for Rendered<'_> {
         })
     }
     fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        self.diag
-            .help
-            .as_ref()
-            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+        self.diag.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
         Some(&self.src)
     }
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        let mut labels = vec![LabeledSpan::new_primary_with_span(
-            Some(self.diag.label.clone()),
-            clamp(self.diag.span, self.len),
-        )];
+        let mut labels =
+            vec![LabeledSpan::new_primary_with_span(Some(self.diag.label.clone()), clamp(self.diag.span, self.len))];
         if let Some((span, label)) = &self.diag.related {
-            labels.push(LabeledSpan::new_with_span(
-                Some(label.clone()),
-                clamp(*span, self.len),
-            ));
+            labels.push(LabeledSpan::new_with_span(Some(label.clone()), clamp(*span, self.len)));
         }
         Some(Box::new(labels.into_iter()))
     }
@@ -129,18 +118,13 @@ impl miette::Diagnostic for Rendered<'_> {
 /// Renders diagnostics as plain text (no colour, fixed width), each headed
 /// by `file:line:col`.
 pub fn render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
-    let handler =
-        GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor()).with_width(100);
+    let handler = GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor()).with_width(100);
     let mut out = String::new();
     for d in diags {
         let (line, col) = line_col(src, d.span.start);
         let kind = if d.is_error() { "error" } else { "warning" };
         out.push_str(&format!("{file}:{line}:{col}: {kind}: {}\n", d.message));
-        let r = Rendered {
-            diag: d,
-            src: NamedSource::new(file, src.to_string()),
-            len: src.len(),
-        };
+        let r = Rendered { diag: d, src: NamedSource::new(file, src.to_string()), len: src.len() };
         let mut body = String::new();
         if handler.render_report(&mut body, &r).is_ok() {
             out.push_str(&body);

@@ -39,11 +39,7 @@ pub fn parse_program(src: &str) -> Program {
         match parse_term_at(src, start, end) {
             Ok(term) => {
                 let vars = collect_vars(&term);
-                clauses.push(Clause {
-                    term,
-                    vars,
-                    span: Span::new(start, end),
-                });
+                clauses.push(Clause { term, vars, span: Span::new(start, end) });
             }
             Err(e) => errors.push(e),
         }
@@ -63,9 +59,7 @@ pub fn parse_term(text: &str) -> Result<Clause, Diagnostic> {
         }
     }
     let trimmed_end = text.trim_end().len();
-    let start = chunks
-        .first()
-        .map_or(text.len() - text.trim_start().len(), |c| c.0);
+    let start = chunks.first().map_or(text.len() - text.trim_start().len(), |c| c.0);
     if chunks.len() > 1 {
         let second = chunks[1].0;
         return Err(Diagnostic::error(
@@ -76,11 +70,7 @@ pub fn parse_term(text: &str) -> Result<Clause, Diagnostic> {
     }
     let term = parse_term_at(text, start, trimmed_end)?;
     let vars = collect_vars(&term);
-    Ok(Clause {
-        term,
-        vars,
-        span: Span::new(start, trimmed_end),
-    })
+    Ok(Clause { term, vars, span: Span::new(start, trimmed_end) })
 }
 
 fn is_symbol_char(c: u8) -> bool {
@@ -221,10 +211,7 @@ fn split_clauses(src: &str) -> (Vec<(usize, usize)>, Vec<Diagnostic>) {
                             errors.push(
                                 Diagnostic::error(
                                     Span::new(i, i + 1),
-                                    format!(
-                                        "`{}` does not match the `{}` it would close",
-                                        c as char, o as char
-                                    ),
+                                    format!("`{}` does not match the `{}` it would close", c as char, o as char),
                                     format!("expected `{}` here", closer(o)),
                                 )
                                 .with_related(Span::new(at, at + 1), "opened here"),
@@ -255,10 +242,7 @@ fn split_clauses(src: &str) -> (Vec<(usize, usize)>, Vec<Diagnostic>) {
                         errors.push(
                             Diagnostic::error(
                                 Span::new(at, at + 1),
-                                format!(
-                                    "`{}` is not closed before the end of the clause",
-                                    o as char
-                                ),
+                                format!("`{}` is not closed before the end of the clause", o as char),
                                 format!("this `{}` needs a matching `{}`", o as char, closer(o)),
                             )
                             .with_related(Span::new(i, i + 1), "the clause ends here"),
@@ -365,10 +349,7 @@ fn parse_term_at(src: &str, start: usize, end: usize) -> Result<Ast, Diagnostic>
         let what = if expected.is_empty() {
             format!("unexpected {found_text}")
         } else {
-            format!(
-                "unexpected {found_text}: expected {}",
-                expected.join(" or ")
-            )
+            format!("unexpected {found_text}: expected {}", expected.join(" or "))
         };
         let len = found.map_or(0, |c| c.len_utf8());
         let mut d = Diagnostic::error(Span::new(at, at + len), what, "not expected here");
@@ -378,10 +359,7 @@ fn parse_term_at(src: &str, start: usize, end: usize) -> Result<Ast, Diagnostic>
         d
     })?;
     let top = pairs.next().expect("lone_term always yields a pair");
-    let expr = top
-        .into_inner()
-        .next()
-        .expect("lone_term holds an expression");
+    let expr = top.into_inner().next().expect("lone_term holds an expression");
     build_expr(expr, src, start, 1200)
 }
 
@@ -433,11 +411,7 @@ fn build_expr(pair: Pair<Rule>, src: &str, offset: usize, max: u32) -> Result<As
                     Ast::Compound(name, args, sp) if ops::infix(&name).is_some() => {
                         let name_len = name.len();
                         let name_span = Span::new(sp.start, sp.start + name_len);
-                        items.push(Item::Name {
-                            name,
-                            span: name_span,
-                            quoted: false,
-                        });
+                        items.push(Item::Name { name, span: name_span, quoted: false });
                         let mut args = args;
                         let mut t = args.pop().expect("compound has arguments");
                         while let Some(a) = args.pop() {
@@ -453,12 +427,7 @@ fn build_expr(pair: Pair<Rule>, src: &str, offset: usize, max: u32) -> Result<As
         };
         items.push(item);
     }
-    let mut p = Pratt {
-        items: &items,
-        pos: 0,
-        depth: 0,
-        src,
-    };
+    let mut p = Pratt { items: &items, pos: 0, depth: 0, src };
     let (t, _) = p.parse(max)?;
     if p.pos < items.len() {
         return Err(p.unexpected(p.pos));
@@ -485,11 +454,7 @@ struct Pratt<'a> {
 impl Pratt<'_> {
     fn unexpected(&self, at: usize) -> Diagnostic {
         let item = &self.items[at];
-        let prev_end = if at > 0 {
-            self.items[at - 1].span().end
-        } else {
-            item.span().start
-        };
+        let prev_end = if at > 0 { self.items[at - 1].span().end } else { item.span().start };
         match item {
             Item::Comma(s) => Diagnostic::error(*s, "unexpected `,`", "a comma cannot stand here")
                 .with_help("inside arguments, put a term with commas in parentheses"),
@@ -517,12 +482,7 @@ impl Pratt<'_> {
         match self.items.get(i)? {
             Item::Comma(s) => Some((",".into(), 1000, OpType::Xfy, *s)),
             Item::Bar(s) => Some((";".into(), 1100, OpType::Xfy, *s)),
-            Item::Name {
-                name,
-                span,
-                quoted: false,
-                ..
-            } => {
+            Item::Name { name, span, quoted: false, .. } => {
                 let (p, t) = ops::infix(name)?;
                 Some((name.clone(), p, t, *span))
             }
@@ -537,10 +497,7 @@ impl Pratt<'_> {
             Some(Item::Name { name, quoted, .. }) => {
                 // An infix-only operator after a prefix operator means the
                 // prefix operator is an atom operand (`- = X`).
-                *quoted
-                    || ops::infix(name).is_none()
-                    || ops::prefix(name).is_some()
-                    || self.infix_at(i + 1).is_none()
+                *quoted || ops::infix(name).is_none() || ops::prefix(name).is_some() || self.infix_at(i + 1).is_none()
             }
         }
     }
@@ -548,15 +505,8 @@ impl Pratt<'_> {
     fn parse(&mut self, max: u32) -> Result<(Ast, u32), Diagnostic> {
         self.depth += 1;
         if self.depth > MAX_OPERATOR_DEPTH {
-            let s = self
-                .items
-                .get(self.pos)
-                .map_or(Span::default(), |i| i.span());
-            return Err(Diagnostic::error(
-                s,
-                "term nested too deeply",
-                "operators nest too deeply here",
-            ));
+            let s = self.items.get(self.pos).map_or(Span::default(), |i| i.span());
+            return Err(Diagnostic::error(s, "term nested too deeply", "operators nest too deeply here"));
         }
         let r = self.parse_inner(max);
         self.depth -= 1;
@@ -601,15 +551,8 @@ impl Pratt<'_> {
     fn primary(&mut self, max: u32) -> Result<(Ast, u32), Diagnostic> {
         let i = self.pos;
         let Some(item) = self.items.get(i) else {
-            let s = self
-                .items
-                .last()
-                .map_or(Span::default(), |x| Span::new(x.span().end, x.span().end));
-            return Err(Diagnostic::error(
-                s,
-                "expected a term",
-                "a term is missing here",
-            ));
+            let s = self.items.last().map_or(Span::default(), |x| Span::new(x.span().end, x.span().end));
+            return Err(Diagnostic::error(s, "expected a term", "a term is missing here"));
         };
         match item {
             Item::Operand(a, _) => {
@@ -617,14 +560,9 @@ impl Pratt<'_> {
                 Ok((a.clone(), 0))
             }
             Item::Comma(_) | Item::Bar(_) => Err(self.unexpected(i)),
-            Item::Name {
-                name, span, quoted, ..
-            } => {
+            Item::Name { name, span, quoted, .. } => {
                 self.pos += 1;
-                if !quoted
-                    && name == "-"
-                    && matches!(self.items.get(i + 1), Some(Item::Operand(_, true)))
-                {
+                if !quoted && name == "-" && matches!(self.items.get(i + 1), Some(Item::Operand(_, true))) {
                     let next = &self.items[i + 1];
                     if next.span().start == span.end {
                         self.pos += 1;
@@ -669,10 +607,7 @@ fn atom_text(p: Pair<Rule>) -> Result<(String, bool), Diagnostic> {
         Rule::empty_curly => ("{}".into(), false),
         Rule::quoted => {
             let s = p.as_str();
-            (
-                unescape(&s[1..s.len() - 1], '\'', p.as_span().start() + 1)?,
-                true,
-            )
+            (unescape(&s[1..s.len() - 1], '\'', p.as_span().start() + 1)?, true)
         }
         _ => (p.as_str().to_string(), false),
     })
@@ -687,11 +622,9 @@ fn build_number(p: Pair<Rule>, offset: usize) -> Result<Ast, Diagnostic> {
             .with_help("integers range from -9223372036854775808 to 9223372036854775807")
     };
     Ok(match inner.as_rule() {
-        Rule::float => Ast::Float(
-            text.parse::<f64>()
-                .map_err(|_| Diagnostic::error(span, "malformed float", "here"))?,
-            span,
-        ),
+        Rule::float => {
+            Ast::Float(text.parse::<f64>().map_err(|_| Diagnostic::error(span, "malformed float", "here"))?, span)
+        }
         Rule::integer => Ast::Int(text.parse::<i64>().map_err(|_| too_big())?, span),
         Rule::based => {
             let radix = match &text[..2] {
@@ -699,10 +632,7 @@ fn build_number(p: Pair<Rule>, offset: usize) -> Result<Ast, Diagnostic> {
                 "0o" => 8,
                 _ => 2,
             };
-            Ast::Int(
-                i64::from_str_radix(&text[2..], radix).map_err(|_| too_big())?,
-                span,
-            )
+            Ast::Int(i64::from_str_radix(&text[2..], radix).map_err(|_| too_big())?, span)
         }
         _ => {
             let body = &text[2..];
@@ -739,9 +669,7 @@ fn build_operand(p: Pair<Rule>, src: &str, offset: usize) -> Result<Ast, Diagnos
             let functor = inner.next().expect("compound has a functor");
             let atom = functor.into_inner().next().expect("functor has an atom");
             let (name, _) = atom_text(atom.into_inner().next().expect("atom kind"))?;
-            let args = inner
-                .map(|a| build_expr(a, src, offset, 1200))
-                .collect::<Result<Vec<_>, _>>()?;
+            let args = inner.map(|a| build_expr(a, src, offset, 1200)).collect::<Result<Vec<_>, _>>()?;
             Ast::Compound(name, args, span)
         }
         Rule::list => {
@@ -749,12 +677,7 @@ fn build_operand(p: Pair<Rule>, src: &str, offset: usize) -> Result<Ast, Diagnos
             let mut tail = Ast::Atom("[]".into(), Span::new(span.end - 1, span.end));
             for a in p.into_inner() {
                 if a.as_rule() == Rule::tail {
-                    tail = build_expr(
-                        a.into_inner().next().expect("tail holds a term"),
-                        src,
-                        offset,
-                        1200,
-                    )?;
+                    tail = build_expr(a.into_inner().next().expect("tail holds a term"), src, offset, 1200)?;
                 } else {
                     elems.push(build_expr(a, src, offset, 1200)?);
                 }
@@ -767,21 +690,11 @@ fn build_operand(p: Pair<Rule>, src: &str, offset: usize) -> Result<Ast, Diagnos
             list
         }
         Rule::curly => {
-            let inner = build_expr(
-                p.into_inner().next().expect("curly holds a term"),
-                src,
-                offset,
-                1200,
-            )?;
+            let inner = build_expr(p.into_inner().next().expect("curly holds a term"), src, offset, 1200)?;
             Ast::Compound("{}".into(), vec![inner], span)
         }
         Rule::paren => {
-            let inner = build_expr(
-                p.into_inner().next().expect("paren holds a term"),
-                src,
-                offset,
-                1200,
-            )?;
+            let inner = build_expr(p.into_inner().next().expect("paren holds a term"), src, offset, 1200)?;
             match inner {
                 Ast::Compound(n, a, _) => Ast::Compound(n, a, span),
                 Ast::Atom(n, _) => Ast::Atom(n, span),
@@ -814,13 +727,7 @@ pub fn unescape(body: &str, quote: char, base: usize) -> Result<String, Diagnost
         let Some((_, e)) = chars.next() else {
             break;
         };
-        let bad = |msg: &str| {
-            Diagnostic::error(
-                Span::new(base + i, base + i + 2),
-                msg.to_string(),
-                "this escape",
-            )
-        };
+        let bad = |msg: &str| Diagnostic::error(Span::new(base + i, base + i + 2), msg.to_string(), "this escape");
         match e {
             'n' => out.push('\n'),
             't' => out.push('\t'),
@@ -841,9 +748,7 @@ pub fn unescape(body: &str, quote: char, base: usize) -> Result<String, Diagnost
                     if d == '\\' {
                         break;
                     }
-                    v = v
-                        .saturating_mul(16)
-                        .saturating_add(d.to_digit(16).ok_or_else(|| bad("malformed \\x escape"))?);
+                    v = v.saturating_mul(16).saturating_add(d.to_digit(16).ok_or_else(|| bad("malformed \\x escape"))?);
                 }
                 out.push(char::from_u32(v).ok_or_else(|| bad("not a character code"))?);
             }
@@ -853,9 +758,7 @@ pub fn unescape(body: &str, quote: char, base: usize) -> Result<String, Diagnost
                     if d == '\\' {
                         break;
                     }
-                    v = v.saturating_mul(8).saturating_add(
-                        d.to_digit(8).ok_or_else(|| bad("malformed octal escape"))?,
-                    );
+                    v = v.saturating_mul(8).saturating_add(d.to_digit(8).ok_or_else(|| bad("malformed octal escape"))?);
                 }
                 out.push(char::from_u32(v).ok_or_else(|| bad("not a character code"))?);
             }

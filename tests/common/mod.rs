@@ -7,17 +7,12 @@ use std::process::Command;
 use tabula::engine::{Engine, Limits};
 
 pub fn fixtures(dir: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(dir)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(dir)
 }
 
 /// The queries of a fixture: lines `%?- Goal.`
 pub fn queries(src: &str) -> Vec<String> {
-    src.lines()
-        .filter_map(|l| l.strip_prefix("%?- "))
-        .map(|q| q.trim().trim_end_matches('.').to_string())
-        .collect()
+    src.lines().filter_map(|l| l.strip_prefix("%?- ")).map(|q| q.trim().trim_end_matches('.').to_string()).collect()
 }
 
 fn quote(s: &str) -> String {
@@ -65,21 +60,14 @@ pub fn driver_program(src: &str) -> String {
     let mut out = String::from(src);
     out.push_str("\n:- discontiguous('$q'/4).\n");
     for (i, q) in queries(src).iter().enumerate() {
-        let clause =
-            tabula::syntax::parse_term(q).unwrap_or_else(|e| panic!("query {q}: {}", e.message));
+        let clause = tabula::syntax::parse_term(q).unwrap_or_else(|e| panic!("query {q}: {}", e.message));
         let vars: Vec<String> = clause
             .vars
             .iter()
             .filter(|(n, _)| !n.starts_with('_'))
             .map(|(n, _)| format!("{}={}", quote(n), n))
             .collect();
-        out.push_str(&format!(
-            "'$q'({}, {}, ({}), [{}]).\n",
-            i + 1,
-            quote(q),
-            q,
-            vars.join(", ")
-        ));
+        out.push_str(&format!("'$q'({}, {}, ({}), [{}]).\n", i + 1, quote(q), q, vars.join(", ")));
     }
     out.push_str(DRIVER);
     out
@@ -89,10 +77,7 @@ pub fn driver_program(src: &str) -> String {
 /// an error line if the goal raised one.
 pub fn run_tabula(program: &str, goal: &str) -> String {
     let mut e = Engine::new();
-    e.set_limits(Limits {
-        max_steps: Some(200_000_000),
-        ..Limits::default()
-    });
+    e.set_limits(Limits { max_steps: Some(200_000_000), ..Limits::default() });
     let report = e.load("program.pl", program);
     let errors: Vec<_> = report.diagnostics.iter().filter(|d| d.is_error()).collect();
     assert!(errors.is_empty(), "program does not load: {errors:?}");
@@ -114,10 +99,7 @@ pub fn run_tabula(program: &str, goal: &str) -> String {
 
 /// Whether SWI-Prolog is installed. Under CI its absence is a failure.
 pub fn swipl_available() -> bool {
-    let ok = Command::new("swipl")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let ok = Command::new("swipl").arg("--version").output().is_ok_and(|o| o.status.success());
     if !ok && std::env::var("CI").is_ok_and(|v| v == "true") {
         panic!(
             "swipl is not installed, and CI=true requires the SWI-Prolog cross-checks (apt-get install swi-prolog-nox)"
@@ -128,22 +110,13 @@ pub fn swipl_available() -> bool {
 
 /// Runs `goal` against `program` in SWI-Prolog (with compat/swi.pl).
 pub fn run_swipl(program: &str, goal: &str) -> String {
-    let dir = std::env::temp_dir().join(format!(
-        "tabula-swi-{}-{}",
-        std::process::id(),
-        rand_suffix()
-    ));
+    let dir = std::env::temp_dir().join(format!("tabula-swi-{}-{}", std::process::id(), rand_suffix()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let file = dir.join("program.pl");
     let compat = Path::new(env!("CARGO_MANIFEST_DIR")).join("compat/swi.pl");
-    std::fs::write(
-        &file,
-        format!(":- ensure_loaded('{}').\n{program}", compat.display()),
-    )
-    .expect("write program");
-    let wrapped = format!(
-        "catch(({goal}) -> true ; (write('FAILED'), nl), E, (print_message(error, E), write('ERROR'), nl))"
-    );
+    std::fs::write(&file, format!(":- ensure_loaded('{}').\n{program}", compat.display())).expect("write program");
+    let wrapped =
+        format!("catch(({goal}) -> true ; (write('FAILED'), nl), E, (print_message(error, E), write('ERROR'), nl))");
     let out = Command::new("swipl")
         .args(["-q", "--on-error=print", "-g", &wrapped, "-t", "halt"])
         .arg(&file)
