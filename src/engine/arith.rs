@@ -45,10 +45,37 @@ pub fn compare(a: Num, b: Num) -> std::cmp::Ordering {
 impl Machine {
     /// Evaluates an arithmetic expression.
     pub fn eval(&mut self, e: Cell) -> Result<Num, Exc> {
-        // Fast paths.
+        // Fast paths: a number, or an operation on two numbers.
         match self.store.deref(e) {
             Cell::Int(i) => return Ok(Num::Int(i)),
             Cell::Flt(f) => return Ok(Num::Flt(f)),
+            Cell::Str(p) => {
+                if let Cell::Fun(f, 2) = self.store.heap[p] {
+                    let x = self.store.deref(self.store.heap[p + 1]);
+                    let y = self.store.deref(self.store.heap[p + 2]);
+                    if let (Cell::Int(a), Cell::Int(b)) = (x, y) {
+                        match f {
+                            atom::PLUS => {
+                                if let Some(v) = a.checked_add(b) {
+                                    return Ok(Num::Int(v));
+                                }
+                            }
+                            atom::MINUS => {
+                                if let Some(v) = a.checked_sub(b) {
+                                    return Ok(Num::Int(v));
+                                }
+                            }
+                            atom::STAR => {
+                                if let Some(v) = a.checked_mul(b) {
+                                    return Ok(Num::Int(v));
+                                }
+                            }
+                            _ => {}
+                        }
+                        return self.binary(f, Num::Int(a), Num::Int(b));
+                    }
+                }
+            }
             _ => {}
         }
         let mut tasks = vec![Task::Eval(e)];

@@ -94,7 +94,10 @@ pub type Candidates = Rc<[u32]>;
 /// The first-argument index of a predicate.
 #[derive(Debug)]
 pub struct Index {
-    by_key: FastMap<Key, Candidates>,
+    /// Candidates by key: a short list is searched in order, a long one
+    /// is hashed.
+    few: Vec<(Key, Candidates)>,
+    many: FastMap<Key, Candidates>,
     /// Clauses whose first argument is a variable (match any key not listed).
     var_only: Candidates,
     all: Candidates,
@@ -103,9 +106,9 @@ pub struct Index {
 impl Index {
     fn build(clauses: &[Rc<ClauseCode>]) -> Index {
         let all: Candidates = (0..clauses.len() as u32).collect();
-        let mut by_key = FastMap::default();
+        let mut few: Vec<(Key, Candidates)> = Vec::new();
         for k in clauses.iter().filter_map(|c| c.key) {
-            if by_key.contains_key(&k) {
+            if few.iter().any(|(x, _)| *x == k) {
                 continue;
             }
             let list: Candidates = clauses
@@ -114,10 +117,11 @@ impl Index {
                 .filter(|(_, c)| c.key.is_none() || c.key == Some(k))
                 .map(|(i, _)| i as u32)
                 .collect();
-            by_key.insert(k, list);
+            few.push((k, list));
         }
+        let many = if few.len() > 8 { few.drain(..).collect() } else { FastMap::default() };
         let var_only = clauses.iter().enumerate().filter(|(_, c)| c.key.is_none()).map(|(i, _)| i as u32).collect();
-        Index { by_key, var_only, all }
+        Index { few, many, var_only, all }
     }
 
     /// The clauses to try for a first argument with this key.
@@ -125,7 +129,13 @@ impl Index {
     pub fn select(&self, key: Option<Key>) -> &Candidates {
         match key {
             None => &self.all,
-            Some(k) => self.by_key.get(&k).unwrap_or(&self.var_only),
+            Some(k) => {
+                if self.many.is_empty() {
+                    self.few.iter().find(|(x, _)| *x == k).map_or(&self.var_only, |(_, c)| c)
+                } else {
+                    self.many.get(&k).unwrap_or(&self.var_only)
+                }
+            }
         }
     }
 }
