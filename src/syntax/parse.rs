@@ -456,6 +456,9 @@ impl Pratt<'_> {
         let item = &self.items[at];
         let prev_end = if at > 0 { self.items[at - 1].span().end } else { item.span().start };
         match item {
+            Item::Comma(s) if at == 0 || matches!(self.items[at - 1], Item::Comma(_) | Item::Bar(_)) => {
+                Diagnostic::error(*s, "unexpected `,`: a term is missing before it", "expected a term before this comma")
+            }
             Item::Comma(s) => Diagnostic::error(*s, "unexpected `,`", "a comma cannot stand here")
                 .with_help("inside arguments, put a term with commas in parentheses"),
             Item::Bar(s) => Diagnostic::error(*s, "unexpected `|`", "a bar cannot stand here"),
