@@ -29,6 +29,10 @@ pub struct QueryArgs {
     /// JSON lines: one per answer, then the result.
     #[arg(long)]
     pub json: bool,
+    /// Print statistics to stderr at the end: inference steps, garbage
+    /// collections and peak memory.
+    #[arg(long)]
+    pub stats: bool,
 }
 
 /// Loads a program, printing its diagnostics to stderr. Errors stop.
@@ -59,9 +63,9 @@ pub fn run(a: QueryArgs) -> Result<i32, CliError> {
     engine.set_limits(Limits { max_steps: a.max_steps, timeout, ..Limits::default() });
     engine.set_echo(!a.json);
     load(&mut engine, &a.file)?;
-    match &a.goal {
-        Some(goal) => Ok(run_goal(&mut engine, goal, a.limit, a.json)),
-        None if std::io::stdin().is_terminal() => interactive(&mut engine, &a),
+    let code = match &a.goal {
+        Some(goal) => run_goal(&mut engine, goal, a.limit, a.json),
+        None if std::io::stdin().is_terminal() => interactive(&mut engine, &a)?,
         None => {
             // Queries from a pipe, one per line.
             let mut code = 0;
@@ -75,9 +79,27 @@ pub fn run(a: QueryArgs) -> Result<i32, CliError> {
                 }
                 code = code.max(run_goal(&mut engine, &line, a.limit, a.json));
             }
-            Ok(code)
+            code
         }
+    };
+    if a.stats {
+        let s = engine.statistics();
+        eprintln!(
+            "% {} inference steps, {} garbage collections, peak memory {:.1} MB",
+            s.steps,
+            s.gc_runs,
+            peak_memory_bytes().unwrap_or(0) as f64 / 1e6
+        );
     }
+    Ok(code)
+}
+
+/// Peak resident memory of this process (Linux), in bytes.
+pub fn peak_memory_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// The lines of an answer as the toplevel prints them (without the final

@@ -47,6 +47,17 @@ impl LoadReport {
     }
 }
 
+/// Counters of the engine.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Statistics {
+    /// Inference steps of the last query.
+    pub steps: u64,
+    /// Garbage collections since the engine was made.
+    pub gc_runs: u64,
+    /// Heap cells in use.
+    pub heap_cells: usize,
+}
+
 /// A binding in an answer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Binding {
@@ -131,6 +142,11 @@ impl Engine {
     /// Inference steps of the last query.
     pub fn steps(&self) -> u64 {
         self.m.steps
+    }
+
+    /// Counters of the last query.
+    pub fn statistics(&self) -> Statistics {
+        Statistics { steps: self.m.steps, gc_runs: self.m.gc_runs, heap_cells: self.m.store.heap.len() }
     }
 
     /// Loads a program. Syntax errors do not stop the rest of the file from

@@ -35,7 +35,38 @@ pub enum Ast {
     Compound(String, Vec<Ast>, Span),
 }
 
+impl Drop for Ast {
+    // Long lists and operator chains make deep terms: free them with a
+    // loop, not recursion.
+    fn drop(&mut self) {
+        if let Ast::Compound(_, args, _) = self {
+            if args.iter().all(|a| !matches!(a, Ast::Compound(..))) {
+                return;
+            }
+            let mut stack: Vec<Ast> = std::mem::take(args);
+            while let Some(mut a) = stack.pop() {
+                if let Ast::Compound(_, args, _) = &mut a {
+                    stack.append(args);
+                }
+            }
+        }
+    }
+}
+
 impl Ast {
+    /// The same term with another span.
+    pub fn with_span(mut self, span: Span) -> Ast {
+        match &mut self {
+            Ast::Var(_, s)
+            | Ast::Atom(_, s)
+            | Ast::Int(_, s)
+            | Ast::Float(_, s)
+            | Ast::Str(_, s)
+            | Ast::Compound(_, _, s) => *s = span,
+        }
+        self
+    }
+
     pub fn span(&self) -> Span {
         match self {
             Ast::Var(_, s)

@@ -124,14 +124,42 @@ pub fn render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
         let (line, col) = line_col(src, d.span.start);
         let kind = if d.is_error() { "error" } else { "warning" };
         out.push_str(&format!("{file}:{line}:{col}: {kind}: {}\n", d.message));
-        let r = Rendered { diag: d, src: NamedSource::new(file, src.to_string()), len: src.len() };
+        let long_line = src.lines().nth(line - 1).is_some_and(|l| l.len() > 2000) || d.span.len() > 20_000;
         let mut body = String::new();
-        if handler.render_report(&mut body, &r).is_ok() {
-            out.push_str(&body);
+        if long_line {
+            // Very long lines are shown as a window around the span.
+            excerpt(src, d, line, col, &mut body);
+        } else {
+            let r = Rendered { diag: d, src: NamedSource::new(file, src.to_string()), len: src.len() };
+            if handler.render_report(&mut body, &r).is_err() {
+                excerpt(src, d, line, col, &mut body);
+            }
         }
+        out.push_str(&body);
         if !out.ends_with('\n') {
             out.push('\n');
         }
     }
     out
+}
+
+/// A plain rendering for lines too long to draw: up to 60 characters on
+/// each side of the span, with a caret line.
+fn excerpt(src: &str, d: &Diagnostic, line: usize, col: usize, out: &mut String) {
+    let text = src.lines().nth(line.saturating_sub(1)).unwrap_or("");
+    let chars: Vec<char> = text.chars().collect();
+    let from = col.saturating_sub(1).saturating_sub(60);
+    let to = (col + 60).min(chars.len());
+    let shown: String = chars[from.min(chars.len())..to].iter().collect();
+    let width = d.span.len().clamp(1, 60);
+    out.push_str(&format!(
+        "  {line} | {}{shown}{}\n",
+        if from > 0 { "…" } else { "" },
+        if to < chars.len() { "…" } else { "" }
+    ));
+    let pad = " ".repeat(line.to_string().len() + 3 + (col - 1 - from) + usize::from(from > 0));
+    out.push_str(&format!("  {pad}{} {}\n", "^".repeat(width), d.label));
+    if let Some(h) = &d.help {
+        out.push_str(&format!("  help: {h}\n"));
+    }
 }

@@ -20,8 +20,36 @@ pub use Rule as GrammarRule;
 
 /// Deepest bracket nesting accepted in source text.
 pub const MAX_NESTING: usize = 200;
-/// Deepest operator nesting accepted in one term.
-const MAX_OPERATOR_DEPTH: usize = 4000;
+/// Deepest nesting of brackets and prefix operators in one term.
+const MAX_DEPTH: usize = 1000;
+
+thread_local! {
+    static NESTING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts one level of nesting while alive; refuses past `MAX_DEPTH`.
+struct Nest;
+
+impl Nest {
+    fn enter(span: Span) -> Result<Nest, Diagnostic> {
+        let d = NESTING.with(|n| {
+            n.set(n.get() + 1);
+            n.get()
+        });
+        let guard = Nest;
+        if d > MAX_DEPTH {
+            return Err(Diagnostic::error(span, "term nested too deeply", "too deep here")
+                .with_help(format!("terms may nest at most {MAX_DEPTH} levels of brackets and prefix operators")));
+        }
+        Ok(guard)
+    }
+}
+
+impl Drop for Nest {
+    fn drop(&mut self) {
+        NESTING.with(|n| n.set(n.get() - 1));
+    }
+}
 
 /// The result of reading a program: the clauses that parsed and the
 /// diagnostics of those that did not.
@@ -51,6 +79,9 @@ pub fn parse_program(src: &str) -> Program {
 /// Reads one term (an optional final `.` is allowed), e.g. a query or the
 /// text given to `term_to_atom/2`.
 pub fn parse_term(text: &str) -> Result<Clause, Diagnostic> {
+    if text.trim().is_empty() {
+        return Err(Diagnostic::error(Span::new(0, text.len()), "expected a term", "nothing here"));
+    }
     let (chunks, errors) = split_clauses(text);
     if let Some(e) = errors.into_iter().next() {
         // A missing end is fine for a lone term.
@@ -381,18 +412,21 @@ enum Item {
     },
     Comma(Span),
     Bar(Span),
+    /// An operand already taken by the parser (its span is kept).
+    Taken(Span),
 }
 
 impl Item {
     fn span(&self) -> Span {
         match self {
             Item::Operand(a, _) => a.span(),
-            Item::Name { span, .. } | Item::Comma(span) | Item::Bar(span) => *span,
+            Item::Name { span, .. } | Item::Comma(span) | Item::Bar(span) | Item::Taken(span) => *span,
         }
     }
 }
 
 fn build_expr(pair: Pair<Rule>, src: &str, offset: usize, max: u32) -> Result<Ast, Diagnostic> {
+    let _nest = Nest::enter(span_of(&pair, offset))?;
     let mut items = Vec::new();
     for p in pair.into_inner() {
         let span = span_of(&p, offset);
@@ -408,11 +442,11 @@ fn build_expr(pair: Pair<Rule>, src: &str, offset: usize, max: u32) -> Result<As
                 // `a-(b)`: after a term, a name glued to `(` is an infix
                 // operator applied to a parenthesised term.
                 match build_operand(p, src, offset)? {
-                    Ast::Compound(name, args, sp) if ops::infix(&name).is_some() => {
-                        let name_len = name.len();
-                        let name_span = Span::new(sp.start, sp.start + name_len);
+                    Ast::Compound(ref mut name, ref mut args, sp) if ops::infix(name).is_some() => {
+                        let name = std::mem::take(name);
+                        let mut args = std::mem::take(args);
+                        let name_span = Span::new(sp.start, sp.start + name.len());
                         items.push(Item::Name { name, span: name_span, quoted: false });
-                        let mut args = args;
                         let mut t = args.pop().expect("compound has arguments");
                         while let Some(a) = args.pop() {
                             let s = a.span().join(t.span());
@@ -427,9 +461,9 @@ fn build_expr(pair: Pair<Rule>, src: &str, offset: usize, max: u32) -> Result<As
         };
         items.push(item);
     }
-    let mut p = Pratt { items: &items, pos: 0, depth: 0, src };
-    let (t, _) = p.parse(max)?;
-    if p.pos < items.len() {
+    let mut p = Pratt { items, pos: 0, src };
+    let (t, _) = p.parse(max, max)?;
+    if p.pos < p.items.len() {
         return Err(p.unexpected(p.pos));
     }
     Ok(t)
@@ -445,9 +479,8 @@ fn follows_operand(items: &[Item]) -> bool {
 }
 
 struct Pratt<'a> {
-    items: &'a [Item],
+    items: Vec<Item>,
     pos: usize,
-    depth: usize,
     src: &'a str,
 }
 
@@ -457,7 +490,11 @@ impl Pratt<'_> {
         let prev_end = if at > 0 { self.items[at - 1].span().end } else { item.span().start };
         match item {
             Item::Comma(s) if at == 0 || matches!(self.items[at - 1], Item::Comma(_) | Item::Bar(_)) => {
-                Diagnostic::error(*s, "unexpected `,`: a term is missing before it", "expected a term before this comma")
+                Diagnostic::error(
+                    *s,
+                    "unexpected `,`: a term is missing before it",
+                    "expected a term before this comma",
+                )
             }
             Item::Comma(s) => Diagnostic::error(*s, "unexpected `,`", "a comma cannot stand here")
                 .with_help("inside arguments, put a term with commas in parentheses"),
@@ -495,7 +532,7 @@ impl Pratt<'_> {
 
     fn starts_term(&self, i: usize) -> bool {
         match self.items.get(i) {
-            None | Some(Item::Comma(_)) | Some(Item::Bar(_)) => false,
+            None | Some(Item::Comma(_)) | Some(Item::Bar(_)) | Some(Item::Taken(_)) => false,
             Some(Item::Operand(..)) => true,
             Some(Item::Name { name, quoted, .. }) => {
                 // An infix-only operator after a prefix operator means the
@@ -505,24 +542,15 @@ impl Pratt<'_> {
         }
     }
 
-    fn parse(&mut self, max: u32) -> Result<(Ast, u32), Diagnostic> {
-        self.depth += 1;
-        if self.depth > MAX_OPERATOR_DEPTH {
-            let s = self.items.get(self.pos).map_or(Span::default(), |i| i.span());
-            return Err(Diagnostic::error(s, "term nested too deeply", "operators nest too deeply here"));
-        }
-        let r = self.parse_inner(max);
-        self.depth -= 1;
-        r
-    }
-
-    fn parse_inner(&mut self, max: u32) -> Result<(Ast, u32), Diagnostic> {
+    /// Parses a term of priority at most `max`, consuming infix operators
+    /// of priority at most `infix_max`.
+    fn parse(&mut self, max: u32, infix_max: u32) -> Result<(Ast, u32), Diagnostic> {
         let (mut left, mut left_prec) = self.primary(max)?;
         loop {
             let Some((name, p, ty, span)) = self.infix_at(self.pos) else {
                 break;
             };
-            if p > max {
+            if p > max || p > infix_max {
                 break;
             }
             let (la, ra) = ops::infix_args(p, ty);
@@ -536,19 +564,50 @@ impl Pratt<'_> {
                 .with_help("add parentheses to say which is meant"));
             }
             self.pos += 1;
-            if self.pos >= self.items.len() {
-                return Err(Diagnostic::error(
-                    span,
-                    format!("expected a term after the operator `{name}`"),
-                    "this operator has no right-hand argument",
-                ));
+            self.need_operand(&name, span)?;
+            if ty != OpType::Xfy {
+                let (right, _) = self.parse(ra, ra)?;
+                let sp = left.span().join(right.span());
+                left = Ast::Compound(name, vec![left, right], sp);
+                left_prec = p;
+                continue;
             }
-            let (right, _) = self.parse(ra)?;
-            let sp = left.span().join(right.span());
-            left = Ast::Compound(name, vec![left, right], sp);
+            // A chain `a , b , c` of right-associative operators of this
+            // priority is read in a loop and folded from the right.
+            let mut operands = vec![left];
+            let mut names = vec![name];
+            loop {
+                let (right, _) = self.parse(p, p - 1)?;
+                operands.push(right);
+                match self.infix_at(self.pos) {
+                    Some((n2, p2, OpType::Xfy, s2)) if p2 == p => {
+                        self.pos += 1;
+                        self.need_operand(&n2, s2)?;
+                        names.push(n2);
+                    }
+                    _ => break,
+                }
+            }
+            let mut acc = operands.pop().expect("a right operand");
+            while let (Some(l), Some(n)) = (operands.pop(), names.pop()) {
+                let sp = l.span().join(acc.span());
+                acc = Ast::Compound(n, vec![l, acc], sp);
+            }
+            left = acc;
             left_prec = p;
         }
         Ok((left, left_prec))
+    }
+
+    fn need_operand(&self, name: &str, span: Span) -> Result<(), Diagnostic> {
+        if self.pos >= self.items.len() {
+            return Err(Diagnostic::error(
+                span,
+                format!("expected a term after the operator `{name}`"),
+                "this operator has no right-hand argument",
+            ));
+        }
+        Ok(())
     }
 
     fn primary(&mut self, max: u32) -> Result<(Ast, u32), Diagnostic> {
@@ -558,12 +617,17 @@ impl Pratt<'_> {
             return Err(Diagnostic::error(s, "expected a term", "a term is missing here"));
         };
         match item {
-            Item::Operand(a, _) => {
+            Item::Operand(..) => {
                 self.pos += 1;
-                Ok((a.clone(), 0))
+                let taken = Item::Taken(self.items[i].span());
+                let Item::Operand(a, _) = std::mem::replace(&mut self.items[i], taken) else {
+                    unreachable!("matched an operand")
+                };
+                Ok((a, 0))
             }
-            Item::Comma(_) | Item::Bar(_) => Err(self.unexpected(i)),
+            Item::Comma(_) | Item::Bar(_) | Item::Taken(_) => Err(self.unexpected(i)),
             Item::Name { name, span, quoted, .. } => {
+                let (name, span, quoted) = (name.clone(), *span, *quoted);
                 self.pos += 1;
                 if !quoted && name == "-" && matches!(self.items.get(i + 1), Some(Item::Operand(_, true))) {
                     let next = &self.items[i + 1];
@@ -581,24 +645,25 @@ impl Pratt<'_> {
                     }
                 }
                 if !quoted {
-                    if let Some((p, ty)) = ops::prefix(name) {
+                    if let Some((p, ty)) = ops::prefix(&name) {
                         if self.starts_term(i + 1) {
                             if p > max {
                                 return Err(Diagnostic::error(
-                                    *span,
+                                    span,
                                     format!("operator priority clash: prefix operator `{name}` (priority {p}) cannot stand where at most {max} is allowed"),
                                     "this operator",
                                 )
                                 .with_help("put the term in parentheses"));
                             }
                             let arg_max = ops::prefix_arg(p, ty);
-                            let (arg, _) = self.parse(arg_max)?;
+                            let _nest = Nest::enter(span)?;
+                            let (arg, _) = self.parse(arg_max, arg_max)?;
                             let sp = span.join(arg.span());
-                            return Ok((Ast::Compound(name.clone(), vec![arg], sp), p));
+                            return Ok((Ast::Compound(name, vec![arg], sp), p));
                         }
                     }
                 }
-                Ok((Ast::Atom(name.clone(), *span), 0))
+                Ok((Ast::Atom(name, span), 0))
             }
         }
     }
@@ -698,14 +763,7 @@ fn build_operand(p: Pair<Rule>, src: &str, offset: usize) -> Result<Ast, Diagnos
         }
         Rule::paren => {
             let inner = build_expr(p.into_inner().next().expect("paren holds a term"), src, offset, 1200)?;
-            match inner {
-                Ast::Compound(n, a, _) => Ast::Compound(n, a, span),
-                Ast::Atom(n, _) => Ast::Atom(n, span),
-                Ast::Var(n, _) => Ast::Var(n, span),
-                Ast::Str(t, _) => Ast::Str(t, span),
-                Ast::Int(v, _) => Ast::Int(v, span),
-                Ast::Float(v, _) => Ast::Float(v, span),
-            }
+            inner.with_span(span)
         }
         r => unreachable!("not an operand rule: {r:?}"),
     })

@@ -1,0 +1,151 @@
+//! No crash, no stack overflow, no unbounded memory: deep recursion, long
+//! loops, huge terms, and runaway queries stopped by limits. These run on
+//! the test threads' small default stacks, so any Rust recursion on Prolog
+//! data would overflow here.
+
+use std::process::Command;
+use std::time::Duration;
+use tabula::engine::{Engine, Limits, QueryError};
+
+const PROGRAM: &str = "
+len([], 0).
+len([_|T], N) :- len(T, N0), N is N0 + 1.
+loop(0) :- !.
+loop(N) :- N1 is N - 1, loop(N1).
+deep(0, z) :- !.
+deep(N, s(X)) :- N1 is N - 1, deep(N1, X).
+spin :- spin.
+grow(L) :- grow([x|L]).
+";
+
+fn engine() -> Engine {
+    let mut e = Engine::new();
+    let r = e.load("limits.pl", PROGRAM);
+    assert!(!r.has_errors());
+    e
+}
+
+fn one(e: &mut Engine, goal: &str) -> Result<Vec<(String, String)>, QueryError> {
+    let mut q = e.query(goal).expect("parses");
+    match q.next() {
+        Some(Ok(a)) => Ok(a.bindings.into_iter().map(|b| (b.name, b.text)).collect()),
+        Some(Err(err)) => Err(err),
+        None => panic!("{goal} failed"),
+    }
+}
+
+fn value(e: &mut Engine, goal: &str, var: &str) -> String {
+    let b = one(e, goal).unwrap_or_else(|err| panic!("{goal}: {err}"));
+    b.into_iter().find(|(n, _)| n == var).map(|(_, v)| v).expect("binding")
+}
+
+#[test]
+fn million_deep_non_tail_recursion() {
+    let mut e = engine();
+    assert_eq!(value(&mut e, "numlist(1, 1000000, L), len(L, N), L = [_|_]", "N"), "1000000");
+    assert_eq!(value(&mut e, "numlist(1, 1000000, L), length(L, N)", "N"), "1000000");
+}
+
+#[test]
+fn appending_two_million_element_lists() {
+    let mut e = engine();
+    let goal = "numlist(1, 1000000, A), numlist(1, 1000000, B), append(A, B, C), length(C, N), last(C, X)";
+    assert_eq!(value(&mut e, goal, "N"), "2000000");
+    assert_eq!(value(&mut e, goal, "X"), "1000000");
+}
+
+#[test]
+fn unifying_comparing_and_printing_a_million_element_list() {
+    let mut e = engine();
+    let goal = "numlist(1, 1000000, A), numlist(1, 1000000, B), A = B, A == B, \
+                format(atom(T), '~w', [A]), atom_length(T, N), msort(A, S), S == A";
+    let expected: usize = 2 + (1..=1_000_000u64).map(|i| i.to_string().len()).sum::<usize>() + 999_999;
+    assert_eq!(value(&mut e, goal, "N"), expected.to_string());
+}
+
+#[test]
+fn million_deep_nested_term() {
+    let mut e = engine();
+    let goal = "deep(1000000, X), deep(1000000, Y), X = Y, copy_term(X, Z), X == Z, \
+                term_to_atom(X, A), atom_length(A, N), ground(Z)";
+    // s( a million times, z, then a million ).
+    assert_eq!(value(&mut e, goal, "N"), (3 * 1_000_000 + 1).to_string());
+}
+
+#[test]
+fn ten_million_iterations_in_constant_memory() {
+    let dir = std::env::temp_dir().join(format!("tabula-loop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("loop.pl");
+    std::fs::write(&file, PROGRAM).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .args(["query"])
+        .arg(&file)
+        .args(["loop(10000000)", "--stats"])
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "true.\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let mb: f64 = err
+        .split("peak memory ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no statistics in {err}"));
+    assert!(mb > 0.0 && mb < 50.0, "peak memory {mb} MB");
+}
+
+#[test]
+fn step_limit_stops_an_infinite_loop_and_the_engine_stays_usable() {
+    let mut e = engine();
+    e.set_limits(Limits { max_steps: Some(1_000_000), ..Limits::default() });
+    match one(&mut e, "spin") {
+        Err(QueryError::Limit { resource, message }) => {
+            assert_eq!(resource, "steps");
+            assert!(message.contains("resource_error(steps)"), "{message}");
+        }
+        other => panic!("expected a step limit, got {other:?}"),
+    }
+    assert_eq!(value(&mut e, "X is 6 * 7", "X"), "42");
+}
+
+#[test]
+fn time_limit_stops_an_infinite_loop() {
+    let mut e = engine();
+    e.set_limits(Limits { timeout: Some(Duration::from_millis(300)), ..Limits::default() });
+    let start = std::time::Instant::now();
+    match one(&mut e, "spin") {
+        Err(QueryError::Limit { resource, .. }) => assert_eq!(resource, "time"),
+        other => panic!("expected a time limit, got {other:?}"),
+    }
+    assert!(start.elapsed() < Duration::from_secs(10));
+    assert_eq!(value(&mut e, "atom_length(abc, N)", "N"), "3");
+}
+
+#[test]
+fn memory_limit_stops_unbounded_growth() {
+    let mut e = engine();
+    e.set_limits(Limits { max_heap: 4_000_000, ..Limits::default() });
+    match one(&mut e, "grow([])") {
+        Err(QueryError::Limit { resource, .. }) => assert_eq!(resource, "memory"),
+        other => panic!("expected a memory limit, got {other:?}"),
+    }
+}
+
+#[test]
+fn cli_limits_exit_with_code_2_and_a_clear_message() {
+    let dir = std::env::temp_dir().join(format!("tabula-spin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("spin.pl");
+    std::fs::write(&file, PROGRAM).unwrap();
+    for args in [vec!["spin", "--max-steps", "100000"], vec!["spin", "--timeout", "0.3"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_tabula")).arg("query").arg(&file).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("resource_error("), "{args:?}: {err}");
+        assert!(err.contains("raise the limit with --"), "{args:?}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
