@@ -108,7 +108,7 @@ pub fn answer_text(ans: &Answer) -> String {
     if ans.bindings.is_empty() {
         return "true".into();
     }
-    ans.bindings.iter().map(|b| format!("{} = {}", b.name, b.text)).collect::<Vec<_>>().join(",\n")
+    ans.bindings.iter().map(|b| format!("{} = {}", b.name, b.display)).collect::<Vec<_>>().join(",\n")
 }
 
 fn json_answer(ans: &Answer) -> String {
@@ -163,7 +163,7 @@ pub fn run_goal(engine: &mut Engine, goal: &str, limit: usize, json: bool) -> i3
                 if let Some(p) = pending.take() {
                     let _ = writeln!(out, "{p} ;");
                 }
-                let _ = writeln!(out, "% stopped after {limit} answers (--limit)");
+                let _ = writeln!(out, "% stopped after {limit} answer{} (--limit)", if limit == 1 { "" } else { "s" });
             } else {
                 let _ = writeln!(out, "{}", json_result("true", Some("stopped at --limit")));
             }

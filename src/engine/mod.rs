@@ -64,6 +64,9 @@ pub struct Binding {
     pub name: String,
     /// The value as `writeq/1` writes it (other variables named `_A`...).
     pub text: String,
+    /// The value as the toplevel shows it: like `text`, with a space after
+    /// each comma between arguments.
+    pub display: String,
     /// The value as a self-contained term.
     pub term: Tmpl,
 }
@@ -415,8 +418,9 @@ impl Query<'_> {
                 }
             }
             let text = m.format_term(v, &WriteOpts::writeq());
+            let display = m.format_term(v, &WriteOpts::answer());
             let term = m.store.copy_out(v, &mut Vec::new());
-            bindings.push(Binding { name: name.clone(), text, term });
+            bindings.push(Binding { name: name.clone(), text, display, term });
         }
         for a in named {
             m.store.heap[a] = Cell::Ref(a);

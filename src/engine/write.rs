@@ -17,6 +17,9 @@ pub struct WriteOpts {
     pub max_depth: usize,
     /// Name variables `A`, `B`... and `_` for singletons (write_canonical).
     pub name_vars: bool,
+    /// A space after the commas between arguments and list elements, as
+    /// the toplevel prints answers.
+    pub spacing: bool,
 }
 
 impl WriteOpts {
@@ -25,6 +28,10 @@ impl WriteOpts {
     }
     pub fn writeq() -> WriteOpts {
         WriteOpts { quoted: true, numbervars: true, ..Default::default() }
+    }
+    /// How the toplevel shows answers: quoted, with spaces after commas.
+    pub fn answer() -> WriteOpts {
+        WriteOpts { quoted: true, numbervars: true, spacing: true, ..Default::default() }
     }
     pub fn canonical() -> WriteOpts {
         WriteOpts { quoted: true, ignore_ops: true, name_vars: true, ..Default::default() }
@@ -213,7 +220,7 @@ impl Machine {
                 Task::Owned(s) => out.token(&s),
                 Task::ListRest(tail, depth, count) => match self.store.deref(tail) {
                     Cell::Lst(q) => {
-                        out.s.push(',');
+                        out.s.push_str(if opts.spacing { ", " } else { "," });
                         if opts.max_depth > 0 && count >= opts.max_depth {
                             out.s.push_str("...]");
                             continue;
@@ -230,7 +237,7 @@ impl Machine {
                 },
                 Task::Args(p, i, n, depth) => {
                     if i > 0 {
-                        out.s.push(',');
+                        out.s.push_str(if opts.spacing { ", " } else { "," });
                     }
                     if i + 1 < n {
                         tasks.push(Task::Args(p, i + 1, n, depth));

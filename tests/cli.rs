@@ -1,0 +1,95 @@
+//! The `tabula` command line as a user runs it: output, JSON, exit codes.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn fixture(name: &str) -> String {
+    format!("tests/fixtures/cli/{name}")
+}
+
+/// Runs tabula with `args` (and `stdin`), returning a transcript of
+/// stdout, stderr and the exit code.
+fn run(args: &[&str], stdin: Option<&str>) -> (String, String, i32) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn transcript(args: &[&str], stdin: Option<&str>) -> String {
+    let (out, err, code) = run(args, stdin);
+    format!("$ tabula {}\n--- stdout\n{out}--- stderr\n{err}--- exit {code}\n", args.join(" "))
+}
+
+#[test]
+fn query_prints_answers_like_the_prolog_toplevel() {
+    let f = fixture("family.pl");
+    let mut t = String::new();
+    for goal in ["grandparent(tom, X)", "parent(X, Y)", "parent(ann, _)", "say(world)", "X = f(Y, _Z)", "X is 1/0"] {
+        t.push_str(&transcript(&["query", &f, goal], None));
+    }
+    t.push_str(&transcript(&["query", &f, "parent(tom, X)", "--limit", "1"], None));
+    insta::assert_snapshot!(t);
+}
+
+#[test]
+fn query_exit_codes() {
+    let f = fixture("family.pl");
+    assert_eq!(run(&["query", &f, "parent(tom, bob)"], None).2, 0);
+    assert_eq!(run(&["query", &f, "parent(bob, tom)"], None).2, 1);
+    assert_eq!(run(&["query", &f, "undefined_thing"], None).2, 2);
+    assert_eq!(run(&["query", &f, "parent(("], None).2, 2);
+    assert_eq!(run(&["query", "no/such/file.pl", "true"], None).2, 2);
+}
+
+#[test]
+fn query_json_lines() {
+    let f = fixture("family.pl");
+    let mut t = String::new();
+    for goal in ["parent(bob, X)", "parent(ann, X)", "atom_length(X, 3)"] {
+        t.push_str(&transcript(&["query", &f, goal, "--json"], None));
+    }
+    for line in t.lines().filter(|l| l.starts_with('{')) {
+        serde_json::from_str::<serde_json::Value>(line).expect("each line is JSON");
+    }
+    insta::assert_snapshot!(t);
+}
+
+#[test]
+fn queries_from_a_pipe() {
+    let f = fixture("family.pl");
+    insta::assert_snapshot!(transcript(&["query", &f], Some("parent(tom, X).\ngrandparent(A, B).\nfoo(\n")));
+}
+
+#[test]
+fn check_reports_errors_and_warnings() {
+    let mut t = transcript(&["check", &fixture("family.pl")], None);
+    t.push_str(&transcript(&["check", "tests/fixtures/parse_err/several_errors.rules"], None));
+    t.push_str(&transcript(&["check", "tests/fixtures/warnings/undefined.rules"], None));
+    insta::assert_snapshot!(t);
+}
+
+#[test]
+fn a_file_that_is_not_text_is_a_clear_error() {
+    let dir = std::env::temp_dir().join(format!("tabula-bin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("binary.pl");
+    std::fs::write(&file, [0xff, 0xfe, 0x00, 0x41]).unwrap();
+    let (_, err, code) = run(&["query", file.to_str().unwrap(), "true"], None);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(code, 2);
+    assert!(err.contains("is not UTF-8 text"), "{err}");
+}
