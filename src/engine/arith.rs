@@ -184,8 +184,8 @@ impl Machine {
         }
     }
 
-    fn to_int(&mut self, f: f64) -> Result<Num, Exc> {
-        if f.is_nan() || f.is_infinite() || f >= 9.223372036854775807e18 || f < -9.223372036854775808e18 {
+    fn float_to_int(&mut self, f: f64) -> Result<Num, Exc> {
+        if f.is_nan() || f.is_infinite() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f) {
             if f.is_nan() {
                 return Err(self.eval_error(atom::UNDEFINED));
             }
@@ -244,12 +244,12 @@ impl Machine {
             }
             (atom::FLOAT, v) => Flt(v.as_f64()),
             (atom::INTEGER, Int(i)) => Int(i),
-            (atom::INTEGER, Flt(v)) => self.to_int(v.round())?,
+            (atom::INTEGER, Flt(v)) => self.float_to_int(v.round())?,
             (atom::TRUNCATE | atom::ROUND | atom::CEILING | atom::FLOOR, Int(i)) => Int(i),
-            (atom::TRUNCATE, Flt(v)) => self.to_int(v.trunc())?,
-            (atom::ROUND, Flt(v)) => self.to_int(v.round())?,
-            (atom::CEILING, Flt(v)) => self.to_int(v.ceil())?,
-            (atom::FLOOR, Flt(v)) => self.to_int(v.floor())?,
+            (atom::TRUNCATE, Flt(v)) => self.float_to_int(v.trunc())?,
+            (atom::ROUND, Flt(v)) => self.float_to_int(v.round())?,
+            (atom::CEILING, Flt(v)) => self.float_to_int(v.ceil())?,
+            (atom::FLOOR, Flt(v)) => self.float_to_int(v.floor())?,
             (atom::FLOAT_INTEGER_PART, v) => Flt(v.as_f64().trunc()),
             (atom::FLOAT_FRACTIONAL_PART, v) => {
                 let v = v.as_f64();

@@ -260,10 +260,10 @@ pub fn register(m: &mut Machine) {
         }),
         ("set_random", 1, |m, a| {
             let t = m.store.deref(a[0]);
-            if let Cell::Str(p) = t {
-                if let Cell::Int(s) = m.store.deref(m.store.heap[p + 1]) {
-                    m.rng = rand_chacha::ChaCha8Rng::seed_from_u64(s as u64);
-                }
+            if let Cell::Str(p) = t
+                && let Cell::Int(s) = m.store.deref(m.store.heap[p + 1])
+            {
+                m.rng = rand_chacha::ChaCha8Rng::seed_from_u64(s as u64);
             }
             Ok(true)
         }),
@@ -627,15 +627,15 @@ fn bi_atomic_list_concat3(m: &mut Machine, a: &[Cell]) -> Res {
     let sep = m.text_of(a[1])?;
     let l = m.store.deref(a[0]);
     // Joining mode when the list is ground enough.
-    if let Some(items) = m.list_items(l) {
-        if items.iter().all(|&c| !matches!(m.store.deref(c), Cell::Ref(_))) {
-            let mut parts = Vec::new();
-            for it in items {
-                parts.push(m.atomic_text(it)?);
-            }
-            let r = Cell::Atom(m.atoms.intern(&parts.join(&sep)));
-            return Ok(m.store.unify(a[2], r));
+    if let Some(items) = m.list_items(l)
+        && items.iter().all(|&c| !matches!(m.store.deref(c), Cell::Ref(_)))
+    {
+        let mut parts = Vec::new();
+        for it in items {
+            parts.push(m.atomic_text(it)?);
         }
+        let r = Cell::Atom(m.atoms.intern(&parts.join(&sep)));
+        return Ok(m.store.unify(a[2], r));
     }
     // Splitting mode.
     let whole = m.store.deref(a[2]);
@@ -721,14 +721,9 @@ fn bi_length(m: &mut Machine, a: &[Cell]) -> Res {
     // Walk the list to its end.
     let mut n: i64 = 0;
     let mut l = m.store.deref(a[0]);
-    loop {
-        match l {
-            Cell::Lst(p) => {
-                n += 1;
-                l = m.store.deref(m.store.heap[p + 1]);
-            }
-            _ => break,
-        }
+    while let Cell::Lst(p) = l {
+        n += 1;
+        l = m.store.deref(m.store.heap[p + 1]);
     }
     let len = m.store.deref(a[1]);
     match (l, len) {
@@ -879,10 +874,8 @@ fn bi_retractall(m: &mut Machine, a: &[Cell]) -> Res {
         m.store.undo_to(tr);
         m.store.hb = saved;
         m.store.heap.truncate(mark);
-        if matched {
-            if let Some(p) = m.db.pred_mut(f, n as u32) {
-                p.remove(c);
-            }
+        if matched && let Some(p) = m.db.pred_mut(f, n as u32) {
+            p.remove(c);
         }
     }
     Ok(true)
@@ -1080,10 +1073,7 @@ fn bi_statistics(m: &mut Machine, a: &[Cell]) -> Res {
     let key = m.atom_of(a[0])?;
     let ms = (cpu_seconds() * 1000.0) as i64;
     let v = match m.atoms.name(key) {
-        "runtime" | "process_cputime" | "real_time" | "walltime" => {
-            let l = m.store.new_list(&[Cell::Int(ms), Cell::Int(0)]);
-            l
-        }
+        "runtime" | "process_cputime" | "real_time" | "walltime" => m.store.new_list(&[Cell::Int(ms), Cell::Int(0)]),
         "cputime" => Cell::Flt(cpu_seconds()),
         "inferences" => Cell::Int(m.steps as i64),
         _ => return Err(m.domain_error(atom::KEY, Cell::Atom(key))),
@@ -1511,10 +1501,10 @@ impl Machine {
         };
         match self.store.deref(a[1]) {
             Cell::Ref(_) | Cell::Int(_) => {
-                if let Cell::Int(n) = self.store.deref(a[1]) {
-                    if n < 0 {
-                        return Err(self.domain_error(atom::NOT_LESS_THAN_ZERO, Cell::Int(n)));
-                    }
+                if let Cell::Int(n) = self.store.deref(a[1])
+                    && n < 0
+                {
+                    return Err(self.domain_error(atom::NOT_LESS_THAN_ZERO, Cell::Int(n)));
                 }
                 Ok(self.store.unify(a[1], Cell::Int(s.chars().count() as i64)))
             }

@@ -126,10 +126,11 @@ pub fn undefined_calls(e: &mut Engine, clauses: &[Clause], out: &mut Vec<Diagnos
 fn suggest(m: &Machine, name: &str, arity: usize) -> Option<String> {
     let mut best: Option<(usize, String)> = None;
     for (&(a, n), entry) in m.db.iter() {
-        if let Entry::User(i) = entry {
-            if m.db.preds[*i].clauses.is_empty() && !m.db.preds[*i].dynamic {
-                continue;
-            }
+        if let Entry::User(i) = entry
+            && m.db.preds[*i].clauses.is_empty()
+            && !m.db.preds[*i].dynamic
+        {
+            continue;
         }
         let cand = m.atoms.name(a);
         if cand.starts_with('$') {
@@ -180,12 +181,12 @@ pub fn describe_error(m: &mut Machine, ball: Cell) -> String {
         _ => return format!("Unhandled exception: {}", q(m, ball)),
     };
     let mut prefix = String::new();
-    if let Cell::Str(p) = context {
-        if m.store.heap[p] == Cell::Fun(atom::CONTEXT, 2) {
-            let pi = m.store.deref(m.store.heap[p + 1]);
-            if !matches!(pi, Cell::Ref(_)) {
-                prefix = format!("{}: ", q(m, pi));
-            }
+    if let Cell::Str(p) = context
+        && m.store.heap[p] == Cell::Fun(atom::CONTEXT, 2)
+    {
+        let pi = m.store.deref(m.store.heap[p + 1]);
+        if !matches!(pi, Cell::Ref(_)) {
+            prefix = format!("{}: ", q(m, pi));
         }
     }
     let args: Vec<Cell> = match formal {

@@ -113,12 +113,12 @@ pub fn clause_parts(store: &mut Store, term: Cell) -> Result<(Cell, Vec<Cell>), 
         let mut stack = vec![b];
         while let Some(g) = stack.pop() {
             let g = store.deref(g);
-            if let Cell::Str(p) = g {
-                if store.heap[p] == Cell::Fun(atom::COMMA, 2) {
-                    stack.push(store.heap[p + 2]);
-                    stack.push(store.heap[p + 1]);
-                    continue;
-                }
+            if let Cell::Str(p) = g
+                && store.heap[p] == Cell::Fun(atom::COMMA, 2)
+            {
+                stack.push(store.heap[p + 2]);
+                stack.push(store.heap[p + 1]);
+                continue;
             }
             if g == Cell::Atom(atom::TRUE) {
                 continue;

@@ -54,13 +54,11 @@ pub fn collect(m: &mut Machine) {
     // Mark.
     while let Some(c) = stack.pop() {
         match c {
-            Cell::Ref(a) if a >= mark => {
-                if !marked[a - mark] {
-                    marked[a - mark] = true;
-                    let v = heap[a];
-                    if v != Cell::Ref(a) {
-                        stack.push(v);
-                    }
+            Cell::Ref(a) if a >= mark && !marked[a - mark] => {
+                marked[a - mark] = true;
+                let v = heap[a];
+                if v != Cell::Ref(a) {
+                    stack.push(v);
                 }
             }
             Cell::Str(p) if p >= mark => {

@@ -342,16 +342,16 @@ impl Machine {
     }
 
     fn check_limits(&mut self) -> Result<(), Exc> {
-        if let Some(max) = self.limits.max_steps {
-            if self.steps > max {
-                return Err(Exc::Limit(atom::STEPS));
-            }
+        if let Some(max) = self.limits.max_steps
+            && self.steps > max
+        {
+            return Err(Exc::Limit(atom::STEPS));
         }
         if self.steps & 0xfff == 0 {
-            if let Some(d) = self.deadline {
-                if Instant::now() > d {
-                    return Err(Exc::Limit(atom::TIME));
-                }
+            if let Some(d) = self.deadline
+                && Instant::now() > d
+            {
+                return Err(Exc::Limit(atom::TIME));
             }
             if self.store.heap.len() > self.limits.max_heap {
                 return Err(Exc::Limit(atom::MEMORY));
@@ -740,12 +740,11 @@ impl Machine {
         while let Some(n) = node {
             let base = n.base.get();
             for k in pos..n.len as usize {
-                if let Cell::Str(p) = self.store.heap[base + k] {
-                    if self.store.heap[p] == Cell::Fun(atom::EXIT_CATCH, 1) {
-                        if let Cell::Int(h) = self.store.heap[p + 1] {
-                            active.push(h as usize);
-                        }
-                    }
+                if let Cell::Str(p) = self.store.heap[base + k]
+                    && self.store.heap[p] == Cell::Fun(atom::EXIT_CATCH, 1)
+                    && let Cell::Int(h) = self.store.heap[p + 1]
+                {
+                    active.push(h as usize);
                 }
             }
             pos = n.next_pos as usize;

@@ -90,7 +90,7 @@ pub enum QueryError {
     /// `halt/0,1` was called.
     Halt(i32),
     /// The goal text did not parse.
-    Syntax(Diagnostic),
+    Syntax(Box<Diagnostic>),
 }
 
 impl std::fmt::Display for QueryError {
@@ -171,17 +171,19 @@ impl Engine {
             if !library {
                 check::singletons(clause, &mut report.diagnostics);
             }
-            if let Ast::Compound(n, args, _) = &clause.term {
-                if n == ":-" && args.len() == 1 {
-                    if let Ast::Compound(d, dargs, _) = &args[0] {
-                        if d == "initialization" && !dargs.is_empty() {
-                            inits.push((dargs[0].clone(), clause.span));
-                            continue;
-                        }
-                    }
-                    self.run_directive(&args[0], clause.span, &mut report);
+            if let Ast::Compound(n, args, _) = &clause.term
+                && n == ":-"
+                && args.len() == 1
+            {
+                if let Ast::Compound(d, dargs, _) = &args[0]
+                    && d == "initialization"
+                    && !dargs.is_empty()
+                {
+                    inits.push((dargs[0].clone(), clause.span));
                     continue;
                 }
+                self.run_directive(&args[0], clause.span, &mut report);
+                continue;
             }
             let mark = self.m.store.heap.len();
             let mut vars = Vec::new();
@@ -300,7 +302,7 @@ impl Engine {
 
     /// Parses and starts a query; its answers come from the iterator.
     pub fn query(&mut self, text: &str) -> Result<Query<'_>, QueryError> {
-        let clause = syntax::parse_term(text).map_err(QueryError::Syntax)?;
+        let clause = syntax::parse_term(text).map_err(|d| QueryError::Syntax(Box::new(d)))?;
         self.reset();
         let mut vars = Vec::new();
         let g = ast_to_heap(&clause.term, &mut self.m.atoms, &mut self.m.store, &mut vars);
@@ -409,12 +411,11 @@ impl Query<'_> {
             let v = values[i];
             if skip[i] {
                 // Unbound: shown only if another variable shares it.
-                if let Cell::Str(p) = v {
-                    if let Cell::Atom(a) = m.store.deref(m.store.heap[p + 1]) {
-                        if m.atoms.name(a) == name {
-                            continue;
-                        }
-                    }
+                if let Cell::Str(p) = v
+                    && let Cell::Atom(a) = m.store.deref(m.store.heap[p + 1])
+                    && m.atoms.name(a) == name
+                {
+                    continue;
                 }
             }
             let text = m.format_term(v, &WriteOpts::writeq());

@@ -355,11 +355,7 @@ pub fn subtree_ends(cells: &[Cell]) -> Vec<u32> {
             Cell::Lst(p) => (p, 2),
             _ => continue,
         };
-        let mut end = (p + size) as u32;
-        for j in p..p + size {
-            end = end.max(ends[j]);
-        }
-        ends[i] = end;
+        ends[i] = ends[p..p + size].iter().fold((p + size) as u32, |e, &x| e.max(x));
     }
     ends
 }

@@ -350,60 +350,58 @@ impl Machine {
                         tasks.push(Task::Term(arg(0), 1200, depth + 1));
                         return;
                     }
-                    if n == 2 {
-                        if let Some((pr, ty)) = ops::infix(name) {
-                            let (la, ra) = ops::infix_args(pr, ty);
-                            let paren = pr > max;
-                            if paren {
-                                out.token("(");
-                                tasks.push(Task::Text(")"));
-                            }
-                            tasks.push(Task::Term(arg(1), ra, depth + 1));
-                            let op = if f == atom::COMMA {
-                                ",".to_string()
-                            } else if name.chars().next().is_some_and(is_alnum) {
-                                format!(" {} ", format_atom(name, opts.quoted))
-                            } else {
-                                format_atom(name, opts.quoted)
-                            };
-                            tasks.push(Task::Owned(op));
-                            tasks.push(Task::Term(arg(0), la, depth + 1));
-                            return;
+                    if n == 2
+                        && let Some((pr, ty)) = ops::infix(name)
+                    {
+                        let (la, ra) = ops::infix_args(pr, ty);
+                        let paren = pr > max;
+                        if paren {
+                            out.token("(");
+                            tasks.push(Task::Text(")"));
                         }
+                        tasks.push(Task::Term(arg(1), ra, depth + 1));
+                        let op = if f == atom::COMMA {
+                            ",".to_string()
+                        } else if name.chars().next().is_some_and(is_alnum) {
+                            format!(" {} ", format_atom(name, opts.quoted))
+                        } else {
+                            format_atom(name, opts.quoted)
+                        };
+                        tasks.push(Task::Owned(op));
+                        tasks.push(Task::Term(arg(0), la, depth + 1));
+                        return;
                     }
-                    if n == 1 {
-                        if let Some((pr, ty)) = ops::prefix(name) {
-                            if f != atom::MINUS && f != atom::PLUS || true {
-                                let am = ops::prefix_arg(pr, ty);
-                                let paren = pr > max;
-                                if paren {
-                                    out.token("(");
-                                }
-                                out.token(&format_atom(name, opts.quoted));
-                                let a = self.store.deref(arg(0));
-                                let arg_prec = self.term_prec(a, opts);
-                                let numeric = matches!(a, Cell::Int(_) | Cell::Flt(_));
-                                let atom_op = matches!(a, Cell::Atom(x) if ops::is_op(self.atoms.name(x)));
-                                if paren {
-                                    tasks.push(Task::Text(")"));
-                                }
-                                if arg_prec > am || atom_op {
-                                    out.s.push_str(" (");
-                                    tasks.push(Task::Text(")"));
-                                    tasks.push(Task::Term(a, 1200, depth + 1));
-                                } else {
-                                    if numeric && (f == atom::MINUS || f == atom::PLUS)
-                                        || name.chars().next().is_some_and(is_alnum)
-                                    {
-                                        out.s.push(' ');
-                                    } else if f == atom::MINUS || f == atom::PLUS {
-                                        out.after_sign = true;
-                                    }
-                                    tasks.push(Task::Term(a, am, depth + 1));
-                                }
-                                return;
-                            }
+                    if n == 1
+                        && let Some((pr, ty)) = ops::prefix(name)
+                    {
+                        let am = ops::prefix_arg(pr, ty);
+                        let paren = pr > max;
+                        if paren {
+                            out.token("(");
                         }
+                        out.token(&format_atom(name, opts.quoted));
+                        let a = self.store.deref(arg(0));
+                        let arg_prec = self.term_prec(a, opts);
+                        let numeric = matches!(a, Cell::Int(_) | Cell::Flt(_));
+                        let atom_op = matches!(a, Cell::Atom(x) if ops::is_op(self.atoms.name(x)));
+                        if paren {
+                            tasks.push(Task::Text(")"));
+                        }
+                        if arg_prec > am || atom_op {
+                            out.s.push_str(" (");
+                            tasks.push(Task::Text(")"));
+                            tasks.push(Task::Term(a, 1200, depth + 1));
+                        } else {
+                            if numeric && (f == atom::MINUS || f == atom::PLUS)
+                                || name.chars().next().is_some_and(is_alnum)
+                            {
+                                out.s.push(' ');
+                            } else if f == atom::MINUS || f == atom::PLUS {
+                                out.after_sign = true;
+                            }
+                            tasks.push(Task::Term(a, am, depth + 1));
+                        }
+                        return;
                     }
                 }
                 out.token(&format_atom(name, opts.quoted));

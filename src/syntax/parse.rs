@@ -5,6 +5,8 @@
 //! on its own and all syntax errors of a file are reported at once. Each
 //! clause is then parsed by the pest grammar into flat sequences of operands
 //! and operator candidates, which precedence climbing turns into terms.
+// Errors are the cold path; a `Diagnostic` by value keeps the code plain.
+#![allow(clippy::result_large_err)]
 
 use super::ast::{Ast, Clause, Span};
 use super::diag::Diagnostic;
@@ -207,9 +209,7 @@ fn split_clauses(src: &str) -> (Vec<(usize, usize)>, Vec<Diagnostic>) {
                 && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) =>
             {
                 i += 2;
-                if b.get(i) == Some(&b'\\') {
-                    i += 2;
-                } else if b.get(i) == Some(&b'\'') && b.get(i + 1) == Some(&b'\'') {
+                if b.get(i) == Some(&b'\\') || (b.get(i) == Some(&b'\'') && b.get(i + 1) == Some(&b'\'')) {
                     i += 2;
                 } else if i < b.len() {
                     i += utf8_len(b[i]);
@@ -293,26 +293,26 @@ fn split_clauses(src: &str) -> (Vec<(usize, usize)>, Vec<Diagnostic>) {
             }
         }
     }
-    if let Some(s) = start {
-        if !broken {
-            if let Some(&(o, at)) = stack.last() {
-                errors.push(Diagnostic::error(
-                    Span::new(at, at + 1),
-                    format!("`{}` is never closed", o as char),
-                    format!("this `{}` needs a matching `{}`", o as char, closer(o)),
-                ));
-            } else {
-                let end = last_content_end.max(s + 1).min(src.len());
-                errors.push(
-                    Diagnostic::error(
-                        Span::new(s, end),
-                        "missing `.` at the end of the clause",
-                        "this clause is not ended",
-                    )
-                    .with_help("end every clause with `.` followed by a space or a newline"),
-                );
-                chunks.push((s, end));
-            }
+    if let Some(s) = start
+        && !broken
+    {
+        if let Some(&(o, at)) = stack.last() {
+            errors.push(Diagnostic::error(
+                Span::new(at, at + 1),
+                format!("`{}` is never closed", o as char),
+                format!("this `{}` needs a matching `{}`", o as char, closer(o)),
+            ));
+        } else {
+            let end = last_content_end.max(s + 1).min(src.len());
+            errors.push(
+                Diagnostic::error(
+                    Span::new(s, end),
+                    "missing `.` at the end of the clause",
+                    "this clause is not ended",
+                )
+                .with_help("end every clause with `.` followed by a space or a newline"),
+            );
+            chunks.push((s, end));
         }
     }
     (chunks, errors)
@@ -546,10 +546,7 @@ impl Pratt<'_> {
     /// of priority at most `infix_max`.
     fn parse(&mut self, max: u32, infix_max: u32) -> Result<(Ast, u32), Diagnostic> {
         let (mut left, mut left_prec) = self.primary(max)?;
-        loop {
-            let Some((name, p, ty, span)) = self.infix_at(self.pos) else {
-                break;
-            };
+        while let Some((name, p, ty, span)) = self.infix_at(self.pos) {
             if p > max || p > infix_max {
                 break;
             }
@@ -644,24 +641,23 @@ impl Pratt<'_> {
                         ));
                     }
                 }
-                if !quoted {
-                    if let Some((p, ty)) = ops::prefix(&name) {
-                        if self.starts_term(i + 1) {
-                            if p > max {
-                                return Err(Diagnostic::error(
+                if !quoted
+                    && let Some((p, ty)) = ops::prefix(&name)
+                    && self.starts_term(i + 1)
+                {
+                    if p > max {
+                        return Err(Diagnostic::error(
                                     span,
                                     format!("operator priority clash: prefix operator `{name}` (priority {p}) cannot stand where at most {max} is allowed"),
                                     "this operator",
                                 )
                                 .with_help("put the term in parentheses"));
-                            }
-                            let arg_max = ops::prefix_arg(p, ty);
-                            let _nest = Nest::enter(span)?;
-                            let (arg, _) = self.parse(arg_max, arg_max)?;
-                            let sp = span.join(arg.span());
-                            return Ok((Ast::Compound(name, vec![arg], sp), p));
-                        }
                     }
+                    let arg_max = ops::prefix_arg(p, ty);
+                    let _nest = Nest::enter(span)?;
+                    let (arg, _) = self.parse(arg_max, arg_max)?;
+                    let sp = span.join(arg.span());
+                    return Ok((Ast::Compound(name, vec![arg], sp), p));
                 }
                 Ok((Ast::Atom(name, span), 0))
             }
