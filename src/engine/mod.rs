@@ -356,6 +356,157 @@ fn short(t: &Ast) -> String {
     }
 }
 
+/// An argument of `Engine::call`.
+pub enum Arg<'a> {
+    /// A given term.
+    In(&'a Tmpl),
+    /// A fresh variable whose value is returned.
+    Out,
+}
+
+/// A plain view of a term, for the host to inspect.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Atom(String),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Compound(String, Vec<Value>),
+    /// A proper list.
+    List(Vec<Value>),
+    Var,
+}
+
+impl Value {
+    pub fn as_atom(&self) -> Option<&str> {
+        match self {
+            Value::Atom(a) => Some(a),
+            _ => None,
+        }
+    }
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+    /// The text of an atom or a string.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Value::Atom(a) | Value::Str(a) => Some(a),
+            _ => None,
+        }
+    }
+}
+
+impl Engine {
+    /// Calls `name(args...)` and returns, for each of at most `max`
+    /// solutions, the values of the `Out` arguments.
+    pub fn call(&mut self, name: &str, args: &[Arg], max: usize) -> Result<Vec<Vec<Tmpl>>, QueryError> {
+        self.reset();
+        let f = self.m.atoms.intern(name);
+        let mut cells = Vec::with_capacity(args.len());
+        let mut outs = Vec::new();
+        for a in args {
+            match a {
+                Arg::In(t) => cells.push(self.m.store.copy_in(t, &mut Vec::new())),
+                Arg::Out => {
+                    let v = self.m.store.new_var();
+                    outs.push(v);
+                    cells.push(v);
+                }
+            }
+        }
+        let goal = self.m.store.new_struct(f, &cells);
+        self.m.roots = outs;
+        self.m.start(goal);
+        let mut results = Vec::new();
+        let mut retry = false;
+        while results.len() < max {
+            match self.m.solve(retry) {
+                Ok(true) => {
+                    let roots = self.m.roots.clone();
+                    results.push(roots.iter().map(|&c| self.m.store.copy_out(c, &mut Vec::new())).collect());
+                    if self.m.choices.is_empty() {
+                        break;
+                    }
+                    retry = true;
+                }
+                Ok(false) => break,
+                Err(e) => return Err(self.query_error(e)),
+            }
+        }
+        Ok(results)
+    }
+
+    /// Output written by the last call or query and not yet taken.
+    pub fn take_output(&mut self) -> String {
+        std::mem::take(&mut self.m.out)
+    }
+
+    /// Reads a term from text (variables become template variables).
+    pub fn parse_term(&mut self, text: &str) -> Result<Tmpl, QueryError> {
+        let clause = syntax::parse_term(text).map_err(|d| QueryError::Syntax(Box::new(d)))?;
+        self.reset();
+        let mut vars = Vec::new();
+        let c = ast_to_heap(&clause.term, &mut self.m.atoms, &mut self.m.store, &mut vars);
+        Ok(self.m.store.copy_out(c, &mut Vec::new()))
+    }
+
+    /// A term as `writeq/1` writes it.
+    pub fn term_text(&mut self, t: &Tmpl) -> String {
+        let c = self.m.store.copy_in(t, &mut Vec::new());
+        self.m.format_term(c, &WriteOpts::writeq())
+    }
+
+    /// A plain view of a term.
+    pub fn value(&mut self, t: &Tmpl) -> Value {
+        fn view(m: &Machine, c: Cell, depth: usize) -> Value {
+            let c = m.store.deref(c);
+            if depth > 10_000 {
+                return Value::Var;
+            }
+            match c {
+                Cell::Ref(_) | Cell::Fun(..) => Value::Var,
+                Cell::Atom(a) => Value::Atom(m.atoms.name(a).to_string()),
+                Cell::Int(i) => Value::Int(i),
+                Cell::Flt(f) => Value::Float(f),
+                Cell::Text(t) => Value::Str(m.store.text(t).to_string()),
+                Cell::Lst(_) => match m.list_items(c) {
+                    Some(items) => Value::List(items.into_iter().map(|x| view(m, x, depth + 1)).collect()),
+                    None => Value::Compound("[|]".into(), vec![view(m, m.store.arg(c, 0), depth + 1), view(m, m.store.arg(c, 1), depth + 1)]),
+                },
+                Cell::Str(_) => {
+                    let (f, n) = m.store.functor(c).expect("compound");
+                    Value::Compound(m.atoms.name(f).to_string(), (0..n).map(|i| view(m, m.store.arg(c, i), depth + 1)).collect())
+                }
+            }
+        }
+        let c = self.m.store.copy_in(t, &mut Vec::new());
+        view(&self.m, c, 0)
+    }
+
+    /// The arities with which `name` is defined (clauses or dynamic).
+    pub fn defined_arities(&self, name: &str) -> Vec<u32> {
+        let Some(a) = self.m.atoms.lookup(name) else { return Vec::new() };
+        let mut v: Vec<u32> = self
+            .m
+            .db
+            .iter()
+            .filter(|(k, e)| {
+                k.0 == a
+                    && match e {
+                        db::Entry::User(i) => !self.m.db.preds[*i].clauses.is_empty() || self.m.db.preds[*i].dynamic,
+                        _ => true,
+                    }
+            })
+            .map(|(k, _)| k.1)
+            .collect();
+        v.sort();
+        v
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
     Fresh,

@@ -1,0 +1,26 @@
+% Generic game drivers, loaded after a game's rules (and run unchanged in
+% SWI-Prolog for the cross-checks).
+
+% '$perft'(+State, +Depth, -Leaves): the standard move-generator count.
+'$perft'(_, 0, 1) :- !.
+'$perft'(S, _, 0) :- game_over(S, _), !.
+'$perft'(S, D, N) :-
+    D1 is D - 1,
+    findall(C, ( move(S, _, S1), '$perft'(S1, D1, C) ), Cs),
+    sum_list(Cs, N).
+
+% '$playout'(+State, +Plies0, -Plies, -Result): uniformly random moves to
+% the end of the game.
+'$playout'(S, P0, P, R) :-
+    (   game_over(S, R0)
+    ->  P = P0, R = R0
+    ;   findall(S1, move(S, _, S1), L),
+        length(L, K),
+        (   K =:= 0
+        ->  throw(error(no_legal_move(S), '$playout'/4))
+        ;   I is random(K),
+            nth0(I, L, S2),
+            P1 is P0 + 1,
+            '$playout'(S2, P1, P, R)
+        )
+    ).

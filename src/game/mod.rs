@@ -1,0 +1,483 @@
+//! The game interface over the engine: a `.rules` file loaded as a
+//! [`Game`], its options, states and moves copied out of the engine as
+//! ground terms, legal moves with notation, outcomes, display, perft and
+//! random playouts. Nothing here knows any particular game.
+
+pub mod record;
+
+use crate::engine::{Arg, Engine, QueryError, Tmpl, Value};
+use crate::syntax::render;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+const DRIVER: &str = include_str!("driver.pl");
+
+/// The predicates every game defines.
+pub const REQUIRED: &[(&str, u32)] =
+    &[("title", 1), ("players", 2), ("initial_state", 2), ("to_move", 2), ("move", 3), ("game_over", 2)];
+
+/// Why a game cannot be loaded or played.
+#[derive(Debug)]
+pub enum GameError {
+    /// The file cannot be read, or no game has that name.
+    NotFound(String),
+    /// Syntax errors (rendered diagnostics).
+    Load(String),
+    /// Required predicates missing or with the wrong arity.
+    Interface(Vec<String>),
+    /// A bad `--option`.
+    Option(String),
+    /// A move that is not legal here.
+    IllegalMove { text: String, legal: Vec<String> },
+    /// The rules raised an error or broke the interface at run time.
+    Rules(String),
+}
+
+impl fmt::Display for GameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GameError::NotFound(m) | GameError::Option(m) | GameError::Rules(m) => write!(f, "{m}"),
+            GameError::Load(m) => write!(f, "{}", m.trim_end()),
+            GameError::Interface(problems) => write!(f, "not a valid game:\n  {}", problems.join("\n  ")),
+            GameError::IllegalMove { text, legal } => {
+                write!(f, "`{text}` is not a legal move here; legal moves: {}", legal.join(" "))
+            }
+        }
+    }
+}
+
+impl std::error::Error for GameError {}
+
+fn rules_error(what: &str, e: QueryError) -> GameError {
+    GameError::Rules(format!("{what}: {e}"))
+}
+
+/// The values an option accepts.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Allowed {
+    Between(i64, i64),
+    OneOf(Vec<String>),
+    Any,
+}
+
+impl fmt::Display for Allowed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Allowed::Between(l, h) => write!(f, "{l}..{h}"),
+            Allowed::OneOf(v) => write!(f, "one of {}", v.join(", ")),
+            Allowed::Any => write!(f, "any term"),
+        }
+    }
+}
+
+/// A game option: `option(Name, Default, Allowed, Help)`.
+#[derive(Clone, Debug)]
+pub struct OptionSpec {
+    pub name: String,
+    pub default: String,
+    pub allowed: Allowed,
+    pub help: String,
+}
+
+/// A position: a ground term.
+#[derive(Clone, Debug, PartialEq)]
+pub struct State(pub Tmpl);
+
+/// A move: a ground term.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Move(pub Tmpl);
+
+/// How a game ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Winner(String),
+    Draw,
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Winner(p) => write!(f, "{p} wins"),
+            Outcome::Draw => write!(f, "draw"),
+        }
+    }
+}
+
+/// A legal move in a position, with its notation and the position it
+/// leads to.
+#[derive(Clone, Debug)]
+pub struct LegalMove {
+    pub mv: Move,
+    pub text: String,
+    pub next: State,
+}
+
+/// A game loaded from a `.rules` file.
+pub struct Game {
+    engine: Engine,
+    pub name: String,
+    pub path: PathBuf,
+    pub title: String,
+    pub description: Option<String>,
+    pub options: Vec<OptionSpec>,
+    has_notation: bool,
+}
+
+/// Where the games are: `--games DIR`, `$TABULA_GAMES`, `./games`, or the
+/// `games` folder of this crate.
+pub fn games_dir(explicit: Option<&Path>) -> PathBuf {
+    if let Some(d) = explicit {
+        return d.to_path_buf();
+    }
+    if let Some(d) = std::env::var_os("TABULA_GAMES") {
+        return PathBuf::from(d);
+    }
+    let local = PathBuf::from("games");
+    if local.is_dir() {
+        return local;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("games")
+}
+
+/// The `.rules` files in the games folder, sorted by name.
+pub fn list_games(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "rules")).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Resolves a game name or a path to a `.rules` file.
+pub fn find_game(name: &str, dir: &Path) -> Result<PathBuf, GameError> {
+    let as_path = PathBuf::from(name);
+    if name.ends_with(".rules") || name.ends_with(".pl") || name.contains('/') {
+        if as_path.is_file() {
+            return Ok(as_path);
+        }
+        return Err(GameError::NotFound(format!("no such file: {name}")));
+    }
+    let p = dir.join(format!("{name}.rules"));
+    if p.is_file() {
+        return Ok(p);
+    }
+    let known: Vec<String> =
+        list_games(dir).iter().filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned())).collect();
+    Err(GameError::NotFound(format!(
+        "no game named `{name}` in {}; known games: {}",
+        dir.display(),
+        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+    )))
+}
+
+impl Game {
+    /// Loads a game: syntax errors and missing interface predicates are
+    /// errors; warnings are returned as rendered text.
+    pub fn load(path: &Path) -> Result<(Game, String), GameError> {
+        let src = std::fs::read_to_string(path).map_err(|e| GameError::NotFound(format!("cannot read {}: {e}", path.display())))?;
+        Game::from_source(path, &src)
+    }
+
+    pub fn from_source(path: &Path, src: &str) -> Result<(Game, String), GameError> {
+        let file = path.display().to_string();
+        let mut engine = Engine::new();
+        let report = engine.load(&file, src);
+        let rendered = render(&file, src, &report.diagnostics);
+        if report.has_errors() {
+            return Err(GameError::Load(rendered));
+        }
+        let driver = engine.load("game driver", DRIVER);
+        debug_assert!(!driver.has_errors());
+        let problems = interface_problems(&engine);
+        if !problems.is_empty() {
+            return Err(GameError::Interface(problems));
+        }
+        let name = path.file_stem().map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
+        let has_notation = engine.defined_arities("notation").contains(&2);
+        let mut game =
+            Game { engine, name, path: path.to_path_buf(), title: String::new(), description: None, options: Vec::new(), has_notation };
+        let t = game.call1("title", &[Arg::Out], "title/1")?;
+        game.title = game.engine.value(&t[0]).as_text().map_or_else(|| game.engine.term_text(&t[0]), str::to_string);
+        if game.engine.defined_arities("describe").contains(&1) {
+            if let Ok(d) = game.call1("describe", &[Arg::Out], "describe/1") {
+                game.description = game.engine.value(&d[0]).as_text().map(str::to_string);
+            }
+        }
+        game.options = game.read_options()?;
+        Ok((game, rendered))
+    }
+
+    /// The engine running the rules (for queries against them).
+    pub fn engine(&mut self) -> &mut Engine {
+        &mut self.engine
+    }
+
+    fn call1(&mut self, name: &str, args: &[Arg], what: &str) -> Result<Vec<Tmpl>, GameError> {
+        let mut r = self.engine.call(name, args, 1).map_err(|e| rules_error(what, e))?;
+        r.pop().ok_or_else(|| GameError::Rules(format!("{what} failed")))
+    }
+
+    fn read_options(&mut self) -> Result<Vec<OptionSpec>, GameError> {
+        if !self.engine.defined_arities("option").contains(&4) {
+            return Ok(Vec::new());
+        }
+        let sols = self
+            .engine
+            .call("option", &[Arg::Out, Arg::Out, Arg::Out, Arg::Out], usize::MAX)
+            .map_err(|e| rules_error("option/4", e))?;
+        let mut out = Vec::new();
+        for s in sols {
+            let name = self.engine.value(&s[0]).as_atom().map(str::to_string).ok_or_else(|| {
+                GameError::Rules(format!("option/4: the name must be an atom, not {}", self.engine.term_text(&s[0])))
+            })?;
+            let default = self.engine.term_text(&s[1]);
+            let allowed = match self.engine.value(&s[2]) {
+                Value::Compound(f, a) if f == "between" && a.len() == 2 => match (a[0].as_int(), a[1].as_int()) {
+                    (Some(l), Some(h)) => Allowed::Between(l, h),
+                    _ => return Err(GameError::Rules(format!("option {name}: between/2 needs two integers"))),
+                },
+                Value::Compound(f, a) if f == "oneof" && a.len() == 1 => match &a[0] {
+                    Value::List(items) => {
+                        let texts = items.iter().map(|v| value_text(v)).collect();
+                        Allowed::OneOf(texts)
+                    }
+                    _ => return Err(GameError::Rules(format!("option {name}: oneof/1 needs a list"))),
+                },
+                Value::Atom(a) if a == "any" => Allowed::Any,
+                _ => {
+                    return Err(GameError::Rules(format!(
+                        "option {name}: allowed values must be between(Low, High), oneof(List) or any, not {}",
+                        self.engine.term_text(&s[2])
+                    )));
+                }
+            };
+            let help = self.engine.value(&s[3]).as_text().map(str::to_string).unwrap_or_default();
+            out.push(OptionSpec { name, default, allowed, help });
+        }
+        Ok(out)
+    }
+
+    /// The options term `[Name=Value, ...]` with defaults filled in, after
+    /// checking `given` (`name=value` pairs) against the game's options.
+    pub fn options_term(&mut self, given: &[(String, String)]) -> Result<Tmpl, GameError> {
+        let mut values: Vec<(String, String)> = self.options.iter().map(|o| (o.name.clone(), o.default.clone())).collect();
+        for (k, v) in given {
+            let Some(spec) = self.options.iter().find(|o| &o.name == k).cloned() else {
+                let names: Vec<&str> = self.options.iter().map(|o| o.name.as_str()).collect();
+                return Err(GameError::Option(format!(
+                    "{} has no option `{k}`; its options are: {}",
+                    self.name,
+                    if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                )));
+            };
+            let t = self
+                .engine
+                .parse_term(v)
+                .map_err(|_| GameError::Option(format!("option {k}: `{v}` is not a term")))?;
+            let val = self.engine.value(&t);
+            let ok = match &spec.allowed {
+                Allowed::Between(l, h) => val.as_int().is_some_and(|i| *l <= i && i <= *h),
+                Allowed::OneOf(items) => items.contains(&value_text(&val)),
+                Allowed::Any => true,
+            };
+            if !ok {
+                return Err(GameError::Option(format!("option {k}: `{v}` is not allowed (allowed: {})", spec.allowed)));
+            }
+            let text = self.engine.term_text(&t);
+            values.iter_mut().find(|(n, _)| n == k).expect("known option").1 = text;
+        }
+        let list: Vec<String> = values.iter().map(|(k, v)| format!("{k}=({v})")).collect();
+        self.engine.parse_term(&format!("[{}]", list.join(", "))).map_err(|e| GameError::Rules(e.to_string()))
+    }
+
+    /// The seats in turn order.
+    pub fn players(&mut self, options: &Tmpl) -> Result<Vec<String>, GameError> {
+        let r = self.call1("players", &[Arg::In(options), Arg::Out], "players/2")?;
+        match self.engine.value(&r[0]) {
+            Value::List(items) if !items.is_empty() => Ok(items.iter().map(value_text).collect()),
+            _ => Err(GameError::Rules(format!("players/2 must give a non-empty list, not {}", self.engine.term_text(&r[0])))),
+        }
+    }
+
+    /// The start position (uses the engine's random generator: seed first).
+    pub fn initial_state(&mut self, options: &Tmpl, seed: u64) -> Result<State, GameError> {
+        self.engine.set_seed(seed);
+        let r = self.call1("initial_state", &[Arg::In(options), Arg::Out], "initial_state/2")?;
+        self.ground_state(r.into_iter().next().expect("one output"), "initial_state/2")
+    }
+
+    fn ground_state(&mut self, t: Tmpl, what: &str) -> Result<State, GameError> {
+        if t.nvars > 0 {
+            return Err(GameError::Rules(format!("{what} gave a state that is not ground: {}", self.engine.term_text(&t))));
+        }
+        Ok(State(t))
+    }
+
+    /// Reads a state term given by the user (`--state`), checking it.
+    pub fn parse_state(&mut self, text: &str) -> Result<State, GameError> {
+        let t = self.engine.parse_term(text).map_err(|e| GameError::Rules(format!("--state: {e}")))?;
+        let s = self.ground_state(t, "--state")?;
+        if self.outcome(&s)?.is_none() {
+            self.to_move(&s)?;
+        }
+        Ok(s)
+    }
+
+    /// Whose turn it is.
+    pub fn to_move(&mut self, s: &State) -> Result<String, GameError> {
+        let r = self.call1("to_move", &[Arg::In(&s.0), Arg::Out], "to_move/2")?;
+        Ok(value_text(&self.engine.value(&r[0])))
+    }
+
+    /// The result if the game is over.
+    pub fn outcome(&mut self, s: &State) -> Result<Option<Outcome>, GameError> {
+        let r = self.engine.call("game_over", &[Arg::In(&s.0), Arg::Out], 1).map_err(|e| rules_error("game_over/2", e))?;
+        let Some(r) = r.into_iter().next() else { return Ok(None) };
+        match self.engine.value(&r[0]) {
+            Value::Compound(f, a) if f == "winner" && a.len() == 1 => Ok(Some(Outcome::Winner(value_text(&a[0])))),
+            Value::Atom(a) if a == "draw" => Ok(Some(Outcome::Draw)),
+            _ => Err(GameError::Rules(format!(
+                "game_over/2 must give winner(Player) or draw, not {}",
+                self.engine.term_text(&r[0])
+            ))),
+        }
+    }
+
+    /// Every legal move with its notation and the next state.
+    pub fn legal_moves(&mut self, s: &State) -> Result<Vec<LegalMove>, GameError> {
+        let sols =
+            self.engine.call("move", &[Arg::In(&s.0), Arg::Out, Arg::Out], usize::MAX).map_err(|e| rules_error("move/3", e))?;
+        let mut out = Vec::with_capacity(sols.len());
+        for mut sol in sols {
+            let next = sol.pop().expect("next");
+            let mv = sol.pop().expect("move");
+            if mv.nvars > 0 {
+                return Err(GameError::Rules(format!("move/3 gave a move that is not ground: {}", self.engine.term_text(&mv))));
+            }
+            let next = self.ground_state(next, "move/3")?;
+            let text = self.notation(&Move(mv.clone()))?;
+            out.push(LegalMove { mv: Move(mv), text, next });
+        }
+        Ok(out)
+    }
+
+    /// How a move is written.
+    pub fn notation(&mut self, m: &Move) -> Result<String, GameError> {
+        if !self.has_notation {
+            return Ok(self.engine.term_text(&m.0));
+        }
+        let r = self.call1("notation", &[Arg::In(&m.0), Arg::Out], "notation/2")?;
+        Ok(value_text(&self.engine.value(&r[0])))
+    }
+
+    /// The position as `display/2` draws it for `viewer`.
+    pub fn display(&mut self, s: &State, viewer: &str) -> Result<String, GameError> {
+        if !self.engine.defined_arities("display").contains(&2) {
+            return Ok(format!("{}\n", self.engine.term_text(&s.0)));
+        }
+        let v = self.engine.parse_term(&crate::engine::write::format_atom(viewer, true)).map_err(|e| GameError::Rules(e.to_string()))?;
+        self.engine.take_output();
+        self.call1("display", &[Arg::In(&s.0), Arg::In(&v)], "display/2")?;
+        Ok(self.engine.take_output())
+    }
+
+    /// `score(State, Player, Score)` for each player that has one.
+    pub fn scores(&mut self, s: &State, players: &[String]) -> Result<Vec<(String, String)>, GameError> {
+        if !self.engine.defined_arities("score").contains(&3) {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for p in players {
+            let pt = self.engine.parse_term(&crate::engine::write::format_atom(p, true)).map_err(|e| GameError::Rules(e.to_string()))?;
+            let r = self.engine.call("score", &[Arg::In(&s.0), Arg::In(&pt), Arg::Out], 1).map_err(|e| rules_error("score/3", e))?;
+            if let Some(r) = r.into_iter().next() {
+                out.push((p.clone(), self.engine.term_text(&r[0])));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Leaves of the move tree `depth` plies deep.
+    pub fn perft(&mut self, s: &State, depth: u32) -> Result<u64, GameError> {
+        let d = self.engine.parse_term(&depth.to_string()).map_err(|e| GameError::Rules(e.to_string()))?;
+        let r = self.call1("$perft", &[Arg::In(&s.0), Arg::In(&d), Arg::Out], "perft")?;
+        self.engine.value(&r[0]).as_int().map(|n| n as u64).ok_or_else(|| GameError::Rules("perft gave no count".into()))
+    }
+
+    /// One game of uniformly random moves from `s`: its length in plies and
+    /// its result.
+    pub fn playout(&mut self, s: &State) -> Result<(u64, Outcome), GameError> {
+        let zero = self.engine.parse_term("0").map_err(|e| GameError::Rules(e.to_string()))?;
+        let r = self.call1("$playout", &[Arg::In(&s.0), Arg::In(&zero), Arg::Out, Arg::Out], "random playout")?;
+        let plies = self.engine.value(&r[0]).as_int().unwrap_or(0) as u64;
+        let outcome = match self.engine.value(&r[1]) {
+            Value::Compound(f, a) if f == "winner" && a.len() == 1 => Outcome::Winner(value_text(&a[0])),
+            _ => Outcome::Draw,
+        };
+        Ok((plies, outcome))
+    }
+
+    /// Sets the seed of the engine's random generator.
+    pub fn seed(&mut self, seed: u64) {
+        self.engine.set_seed(seed);
+    }
+
+    /// The move a person typed: its notation (ignoring case and spaces), a
+    /// unique prefix of one, or its number in the list (from 1).
+    pub fn match_move(&mut self, legal: &[LegalMove], typed: &str) -> Result<usize, GameError> {
+        let norm = |s: &str| s.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_lowercase).collect::<String>();
+        let t = norm(typed);
+        let texts: Vec<String> = legal.iter().map(|m| norm(&m.text)).collect();
+        if let Some(i) = texts.iter().position(|x| *x == t) {
+            return Ok(i);
+        }
+        if let Ok(n) = t.parse::<usize>() {
+            if n >= 1 && n <= legal.len() {
+                return Ok(n - 1);
+            }
+        }
+        let prefixed: Vec<usize> = (0..texts.len()).filter(|&i| !t.is_empty() && texts[i].starts_with(&t)).collect();
+        if prefixed.len() == 1 {
+            return Ok(prefixed[0]);
+        }
+        Err(GameError::IllegalMove { text: typed.trim().to_string(), legal: legal.iter().map(|m| m.text.clone()).collect() })
+    }
+
+    /// The game's own AI (`choose_move(State, Level, Move)`), if it has one.
+    pub fn choose_move(&mut self, s: &State, level: i64) -> Result<Move, GameError> {
+        let l = self.engine.parse_term(&level.to_string()).map_err(|e| GameError::Rules(e.to_string()))?;
+        let r = self.call1("choose_move", &[Arg::In(&s.0), Arg::In(&l), Arg::Out], "choose_move/3")?;
+        Ok(Move(r.into_iter().next().expect("one output")))
+    }
+
+    pub fn has(&self, name: &str, arity: u32) -> bool {
+        self.engine.defined_arities(name).contains(&arity)
+    }
+}
+
+/// Text of an atom or string value; anything else as written.
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::Atom(a) | Value::Str(a) => a.clone(),
+        Value::Int(i) => i.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Required predicates that are missing or have the wrong arity.
+fn interface_problems(e: &Engine) -> Vec<String> {
+    let mut problems = Vec::new();
+    for &(name, arity) in REQUIRED {
+        let arities = e.defined_arities(name);
+        if arities.contains(&arity) {
+            continue;
+        }
+        if arities.is_empty() {
+            problems.push(format!("required predicate {name}/{arity} is not defined"));
+        } else {
+            let found: Vec<String> = arities.iter().map(|a| format!("{name}/{a}")).collect();
+            problems.push(format!("required predicate {name}/{arity} is not defined (found {} instead)", found.join(", ")));
+        }
+    }
+    problems
+}
