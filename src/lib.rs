@@ -18,6 +18,6 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
-pub mod game;
 pub mod engine;
+pub mod game;
 pub mod syntax;

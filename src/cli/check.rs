@@ -3,6 +3,7 @@
 
 use super::{CliError, read_source};
 use crate::engine::Engine;
+use crate::game::{Game, REQUIRED};
 use crate::syntax::render;
 use std::path::PathBuf;
 
@@ -32,12 +33,41 @@ pub fn run(a: CheckArgs) -> Result<i32, CliError> {
         let warnings = report.diagnostics.len() - errors;
         eprint!("{}", render(&name, &src, &report.diagnostics));
         let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        // A file that defines any of the game predicates is checked as a game.
+        let is_game = errors == 0 && REQUIRED.iter().any(|(n, _)| !engine.defined_arities(n).is_empty());
+        if is_game {
+            match game_problems(path, &src) {
+                Ok(()) => {}
+                Err(problems) => {
+                    failed = true;
+                    for p in &problems {
+                        eprintln!("{name}: error: {p}");
+                    }
+                    println!("{name}: {}, {}", plural(problems.len(), "game error"), plural(warnings, "warning"));
+                    continue;
+                }
+            }
+        }
         if errors > 0 {
             failed = true;
             println!("{name}: {}, {}", plural(errors, "error"), plural(warnings, "warning"));
         } else {
-            println!("{name}: ok ({})", plural(warnings, "warning"));
+            let what = if is_game { "game ok" } else { "ok" };
+            println!("{name}: {what} ({})", plural(warnings, "warning"));
         }
     }
     Ok(if failed { 1 } else { 0 })
+}
+
+/// The game-interface checks: required predicates, then a few seeded
+/// random games checking the invariants.
+fn game_problems(path: &std::path::Path, src: &str) -> Result<(), Vec<String>> {
+    let (mut game, _) = Game::from_source(path, src).map_err(|e| match e {
+        crate::game::GameError::Interface(p) => p,
+        other => vec![other.to_string()],
+    })?;
+    let options = game.options_term(&[]).map_err(|e| vec![e.to_string()])?;
+    game.players(&options).map_err(|e| vec![e.to_string()])?;
+    let problems = game.check_play(&options, 5, 400, 1);
+    if problems.is_empty() { Ok(()) } else { Err(problems) }
 }

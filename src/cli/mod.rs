@@ -2,7 +2,10 @@
 //! file per subcommand.
 
 mod check;
+mod games;
+mod play;
 mod query;
+mod setup;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -23,8 +26,21 @@ pub enum Command {
     /// after an answer for the next one. Exit code: 0 when the goal
     /// succeeded, 1 when it failed, 2 on an error.
     Query(query::QueryArgs),
-    /// Load files and report every syntax error and warning.
+    /// Load files and report every syntax error and warning; for games,
+    /// also check the game interface and play a few random games.
     Check(check::CheckArgs),
+    /// The games found, with title and seats.
+    List(games::ListArgs),
+    /// A game's description and its options.
+    Rules(games::RulesArgs),
+    /// The legal moves, in notation.
+    Moves(games::MovesArgs),
+    /// Perft counts (leaves of the move tree) for depths 1..DEPTH.
+    Perft(games::PerftArgs),
+    /// Uniformly random playouts: speed, average length, results by seat.
+    Bench(games::BenchArgs),
+    /// Play a game in the terminal.
+    Play(play::PlayArgs),
 }
 
 /// An error that ends a command: printed to stderr, exit code 2.
@@ -65,6 +81,12 @@ pub fn main() -> i32 {
         let result = match cli.command {
             Command::Query(a) => query::run(a),
             Command::Check(a) => check::run(a),
+            Command::List(a) => games::list(a),
+            Command::Rules(a) => games::rules(a),
+            Command::Moves(a) => games::moves(a),
+            Command::Perft(a) => games::perft(a),
+            Command::Bench(a) => games::bench(a),
+            Command::Play(a) => play::run(a),
         };
         match result {
             Ok(code) => code,

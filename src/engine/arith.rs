@@ -45,38 +45,10 @@ pub fn compare(a: Num, b: Num) -> std::cmp::Ordering {
 impl Machine {
     /// Evaluates an arithmetic expression.
     pub fn eval(&mut self, e: Cell) -> Result<Num, Exc> {
-        // Fast paths: a number, or an operation on two numbers.
-        match self.store.deref(e) {
-            Cell::Int(i) => return Ok(Num::Int(i)),
-            Cell::Flt(f) => return Ok(Num::Flt(f)),
-            Cell::Str(p) => {
-                if let Cell::Fun(f, 2) = self.store.heap[p] {
-                    let x = self.store.deref(self.store.heap[p + 1]);
-                    let y = self.store.deref(self.store.heap[p + 2]);
-                    if let (Cell::Int(a), Cell::Int(b)) = (x, y) {
-                        match f {
-                            atom::PLUS => {
-                                if let Some(v) = a.checked_add(b) {
-                                    return Ok(Num::Int(v));
-                                }
-                            }
-                            atom::MINUS => {
-                                if let Some(v) = a.checked_sub(b) {
-                                    return Ok(Num::Int(v));
-                                }
-                            }
-                            atom::STAR => {
-                                if let Some(v) = a.checked_mul(b) {
-                                    return Ok(Num::Int(v));
-                                }
-                            }
-                            _ => {}
-                        }
-                        return self.binary(f, Num::Int(a), Num::Int(b));
-                    }
-                }
-            }
-            _ => {}
+        // Small expressions are evaluated recursively, without allocating;
+        // deep ones with explicit stacks.
+        if let Some(r) = self.eval_small(e, 0) {
+            return r;
         }
         let mut tasks = vec![Task::Eval(e)];
         let mut vals: Vec<Num> = Vec::new();
@@ -135,6 +107,51 @@ impl Machine {
             }
         }
         Ok(vals.pop().expect("a value"))
+    }
+
+    /// Evaluates an expression at most 32 levels deep by recursion; `None`
+    /// when it is deeper (or not a plain expression).
+    fn eval_small(&mut self, e: Cell, depth: u32) -> Option<Result<Num, Exc>> {
+        if depth > 32 {
+            return None;
+        }
+        match self.store.deref(e) {
+            Cell::Int(i) => Some(Ok(Num::Int(i))),
+            Cell::Flt(f) => Some(Ok(Num::Flt(f))),
+            Cell::Str(p) => match self.store.heap[p] {
+                Cell::Fun(f, 2) => {
+                    let x = match self.eval_small(self.store.heap[p + 1], depth + 1)? {
+                        Ok(x) => x,
+                        Err(err) => return Some(Err(err)),
+                    };
+                    let y = match self.eval_small(self.store.heap[p + 2], depth + 1)? {
+                        Ok(y) => y,
+                        Err(err) => return Some(Err(err)),
+                    };
+                    if let (Num::Int(a), Num::Int(b)) = (x, y) {
+                        let quick = match f {
+                            atom::PLUS => a.checked_add(b),
+                            atom::MINUS => a.checked_sub(b),
+                            atom::STAR => a.checked_mul(b),
+                            _ => None,
+                        };
+                        if let Some(v) = quick {
+                            return Some(Ok(Num::Int(v)));
+                        }
+                    }
+                    Some(self.binary(f, x, y))
+                }
+                Cell::Fun(f, 1) => {
+                    let x = match self.eval_small(self.store.heap[p + 1], depth + 1)? {
+                        Ok(x) => x,
+                        Err(err) => return Some(Err(err)),
+                    };
+                    Some(self.unary(f, x))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     fn not_evaluable(&mut self, f: Atom, n: u32) -> Exc {

@@ -504,18 +504,27 @@ fn bi_univ(m: &mut Machine, a: &[Cell]) -> Res {
 fn bi_set_arg(m: &mut Machine, a: &[Cell]) -> Res {
     let i = m.int_of(a[0])?;
     let t = m.store.deref(a[1]);
-    let (f, n) = match t {
-        Cell::Str(_) | Cell::Lst(_) => m.store.functor(t).expect("compound"),
+    let n = match t {
+        Cell::Str(_) | Cell::Lst(_) => m.store.functor(t).expect("compound").1,
         Cell::Ref(_) => return Err(m.inst_error()),
         other => return Err(m.type_error(atom::COMPOUND, other)),
     };
     if i < 1 || i as usize > n {
         return Ok(false);
     }
-    let mut args: Vec<Cell> = (0..n).map(|k| m.store.arg(t, k)).collect();
-    args[i as usize - 1] = a[2];
-    let s = if let Cell::Lst(_) = t { m.store.new_list_cell(args[0], args[1]) } else { m.store.new_struct(f, &args) };
-    Ok(m.store.unify(a[3], s))
+    // Copy the block (header and arguments) and replace one argument.
+    let (src, len, wrap): (usize, usize, fn(usize) -> Cell) = match t {
+        Cell::Str(p) => (p, n + 1, Cell::Str),
+        Cell::Lst(p) => (p, 2, Cell::Lst),
+        _ => unreachable!("compound"),
+    };
+    let dst = m.store.heap.len();
+    m.store.heap.extend_from_within(src..src + len);
+    // (An unbound argument cell `Ref(x)` copied as is points at the
+    // original variable, so variables stay shared.)
+    let off = if matches!(t, Cell::Str(_)) { 1 } else { 0 };
+    m.store.heap[dst + off + i as usize - 1] = a[2];
+    Ok(m.store.unify(a[3], wrap(dst)))
 }
 
 fn bi_free_vars(m: &mut Machine, a: &[Cell]) -> Res {

@@ -474,11 +474,17 @@ impl Engine {
                 Cell::Text(t) => Value::Str(m.store.text(t).to_string()),
                 Cell::Lst(_) => match m.list_items(c) {
                     Some(items) => Value::List(items.into_iter().map(|x| view(m, x, depth + 1)).collect()),
-                    None => Value::Compound("[|]".into(), vec![view(m, m.store.arg(c, 0), depth + 1), view(m, m.store.arg(c, 1), depth + 1)]),
+                    None => Value::Compound(
+                        "[|]".into(),
+                        vec![view(m, m.store.arg(c, 0), depth + 1), view(m, m.store.arg(c, 1), depth + 1)],
+                    ),
                 },
                 Cell::Str(_) => {
                     let (f, n) = m.store.functor(c).expect("compound");
-                    Value::Compound(m.atoms.name(f).to_string(), (0..n).map(|i| view(m, m.store.arg(c, i), depth + 1)).collect())
+                    Value::Compound(
+                        m.atoms.name(f).to_string(),
+                        (0..n).map(|i| view(m, m.store.arg(c, i), depth + 1)).collect(),
+                    )
                 }
             }
         }

@@ -43,8 +43,9 @@ pub struct Store {
     pub hb: usize,
     /// String objects (`"text"`), by number.
     pub texts: Vec<std::rc::Rc<str>>,
-    /// Scratch stack reused by unification.
+    /// Scratch stacks reused by unification and copying.
     pairs: Vec<(Cell, Cell)>,
+    copy_work: Vec<(Cell, usize)>,
 }
 
 impl Store {
@@ -244,8 +245,11 @@ impl Store {
         for (k, &a) in vars.iter().enumerate() {
             self.heap[a] = Cell::Fun(atom::VAR_, k as u32);
         }
-        let mut cells = vec![Cell::Atom(atom::NIL)];
-        let mut work: Vec<(Cell, usize)> = vec![(root, 0)];
+        let mut cells = Vec::with_capacity(16);
+        cells.push(Cell::Atom(atom::NIL));
+        let mut work = std::mem::take(&mut self.copy_work);
+        work.clear();
+        work.push((root, 0));
         while let Some((c, dst)) = work.pop() {
             let c = self.deref(c);
             cells[dst] = match c {
@@ -280,6 +284,7 @@ impl Store {
         for &a in vars.iter() {
             self.heap[a] = Cell::Ref(a);
         }
+        self.copy_work = work;
         Tmpl { nvars: vars.len(), cells }
     }
 

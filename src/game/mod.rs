@@ -142,7 +142,11 @@ pub fn games_dir(explicit: Option<&Path>) -> PathBuf {
 /// The `.rules` files in the games folder, sorted by name.
 pub fn list_games(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "rules")).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "rules"))
+                .collect()
+        })
         .unwrap_or_default();
     v.sort();
     v
@@ -174,7 +178,8 @@ impl Game {
     /// Loads a game: syntax errors and missing interface predicates are
     /// errors; warnings are returned as rendered text.
     pub fn load(path: &Path) -> Result<(Game, String), GameError> {
-        let src = std::fs::read_to_string(path).map_err(|e| GameError::NotFound(format!("cannot read {}: {e}", path.display())))?;
+        let src = std::fs::read_to_string(path)
+            .map_err(|e| GameError::NotFound(format!("cannot read {}: {e}", path.display())))?;
         Game::from_source(path, &src)
     }
 
@@ -194,14 +199,21 @@ impl Game {
         }
         let name = path.file_stem().map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
         let has_notation = engine.defined_arities("notation").contains(&2);
-        let mut game =
-            Game { engine, name, path: path.to_path_buf(), title: String::new(), description: None, options: Vec::new(), has_notation };
+        let mut game = Game {
+            engine,
+            name,
+            path: path.to_path_buf(),
+            title: String::new(),
+            description: None,
+            options: Vec::new(),
+            has_notation,
+        };
         let t = game.call1("title", &[Arg::Out], "title/1")?;
         game.title = game.engine.value(&t[0]).as_text().map_or_else(|| game.engine.term_text(&t[0]), str::to_string);
-        if game.engine.defined_arities("describe").contains(&1) {
-            if let Ok(d) = game.call1("describe", &[Arg::Out], "describe/1") {
-                game.description = game.engine.value(&d[0]).as_text().map(str::to_string);
-            }
+        if game.engine.defined_arities("describe").contains(&1)
+            && let Ok(d) = game.call1("describe", &[Arg::Out], "describe/1")
+        {
+            game.description = game.engine.value(&d[0]).as_text().map(str::to_string);
         }
         game.options = game.read_options()?;
         Ok((game, rendered))
@@ -238,7 +250,7 @@ impl Game {
                 },
                 Value::Compound(f, a) if f == "oneof" && a.len() == 1 => match &a[0] {
                     Value::List(items) => {
-                        let texts = items.iter().map(|v| value_text(v)).collect();
+                        let texts = items.iter().map(value_text).collect();
                         Allowed::OneOf(texts)
                     }
                     _ => return Err(GameError::Rules(format!("option {name}: oneof/1 needs a list"))),
@@ -260,7 +272,8 @@ impl Game {
     /// The options term `[Name=Value, ...]` with defaults filled in, after
     /// checking `given` (`name=value` pairs) against the game's options.
     pub fn options_term(&mut self, given: &[(String, String)]) -> Result<Tmpl, GameError> {
-        let mut values: Vec<(String, String)> = self.options.iter().map(|o| (o.name.clone(), o.default.clone())).collect();
+        let mut values: Vec<(String, String)> =
+            self.options.iter().map(|o| (o.name.clone(), o.default.clone())).collect();
         for (k, v) in given {
             let Some(spec) = self.options.iter().find(|o| &o.name == k).cloned() else {
                 let names: Vec<&str> = self.options.iter().map(|o| o.name.as_str()).collect();
@@ -270,10 +283,8 @@ impl Game {
                     if names.is_empty() { "none".to_string() } else { names.join(", ") }
                 )));
             };
-            let t = self
-                .engine
-                .parse_term(v)
-                .map_err(|_| GameError::Option(format!("option {k}: `{v}` is not a term")))?;
+            let t =
+                self.engine.parse_term(v).map_err(|_| GameError::Option(format!("option {k}: `{v}` is not a term")))?;
             let val = self.engine.value(&t);
             let ok = match &spec.allowed {
                 Allowed::Between(l, h) => val.as_int().is_some_and(|i| *l <= i && i <= *h),
@@ -295,7 +306,10 @@ impl Game {
         let r = self.call1("players", &[Arg::In(options), Arg::Out], "players/2")?;
         match self.engine.value(&r[0]) {
             Value::List(items) if !items.is_empty() => Ok(items.iter().map(value_text).collect()),
-            _ => Err(GameError::Rules(format!("players/2 must give a non-empty list, not {}", self.engine.term_text(&r[0])))),
+            _ => Err(GameError::Rules(format!(
+                "players/2 must give a non-empty list, not {}",
+                self.engine.term_text(&r[0])
+            ))),
         }
     }
 
@@ -308,7 +322,10 @@ impl Game {
 
     fn ground_state(&mut self, t: Tmpl, what: &str) -> Result<State, GameError> {
         if t.nvars > 0 {
-            return Err(GameError::Rules(format!("{what} gave a state that is not ground: {}", self.engine.term_text(&t))));
+            return Err(GameError::Rules(format!(
+                "{what} gave a state that is not ground: {}",
+                self.engine.term_text(&t)
+            )));
         }
         Ok(State(t))
     }
@@ -331,7 +348,8 @@ impl Game {
 
     /// The result if the game is over.
     pub fn outcome(&mut self, s: &State) -> Result<Option<Outcome>, GameError> {
-        let r = self.engine.call("game_over", &[Arg::In(&s.0), Arg::Out], 1).map_err(|e| rules_error("game_over/2", e))?;
+        let r =
+            self.engine.call("game_over", &[Arg::In(&s.0), Arg::Out], 1).map_err(|e| rules_error("game_over/2", e))?;
         let Some(r) = r.into_iter().next() else { return Ok(None) };
         match self.engine.value(&r[0]) {
             Value::Compound(f, a) if f == "winner" && a.len() == 1 => Ok(Some(Outcome::Winner(value_text(&a[0])))),
@@ -345,14 +363,19 @@ impl Game {
 
     /// Every legal move with its notation and the next state.
     pub fn legal_moves(&mut self, s: &State) -> Result<Vec<LegalMove>, GameError> {
-        let sols =
-            self.engine.call("move", &[Arg::In(&s.0), Arg::Out, Arg::Out], usize::MAX).map_err(|e| rules_error("move/3", e))?;
+        let sols = self
+            .engine
+            .call("move", &[Arg::In(&s.0), Arg::Out, Arg::Out], usize::MAX)
+            .map_err(|e| rules_error("move/3", e))?;
         let mut out = Vec::with_capacity(sols.len());
         for mut sol in sols {
             let next = sol.pop().expect("next");
             let mv = sol.pop().expect("move");
             if mv.nvars > 0 {
-                return Err(GameError::Rules(format!("move/3 gave a move that is not ground: {}", self.engine.term_text(&mv))));
+                return Err(GameError::Rules(format!(
+                    "move/3 gave a move that is not ground: {}",
+                    self.engine.term_text(&mv)
+                )));
             }
             let next = self.ground_state(next, "move/3")?;
             let text = self.notation(&Move(mv.clone()))?;
@@ -375,7 +398,10 @@ impl Game {
         if !self.engine.defined_arities("display").contains(&2) {
             return Ok(format!("{}\n", self.engine.term_text(&s.0)));
         }
-        let v = self.engine.parse_term(&crate::engine::write::format_atom(viewer, true)).map_err(|e| GameError::Rules(e.to_string()))?;
+        let v = self
+            .engine
+            .parse_term(&crate::engine::write::format_atom(viewer, true))
+            .map_err(|e| GameError::Rules(e.to_string()))?;
         self.engine.take_output();
         self.call1("display", &[Arg::In(&s.0), Arg::In(&v)], "display/2")?;
         Ok(self.engine.take_output())
@@ -388,8 +414,14 @@ impl Game {
         }
         let mut out = Vec::new();
         for p in players {
-            let pt = self.engine.parse_term(&crate::engine::write::format_atom(p, true)).map_err(|e| GameError::Rules(e.to_string()))?;
-            let r = self.engine.call("score", &[Arg::In(&s.0), Arg::In(&pt), Arg::Out], 1).map_err(|e| rules_error("score/3", e))?;
+            let pt = self
+                .engine
+                .parse_term(&crate::engine::write::format_atom(p, true))
+                .map_err(|e| GameError::Rules(e.to_string()))?;
+            let r = self
+                .engine
+                .call("score", &[Arg::In(&s.0), Arg::In(&pt), Arg::Out], 1)
+                .map_err(|e| rules_error("score/3", e))?;
             if let Some(r) = r.into_iter().next() {
                 out.push((p.clone(), self.engine.term_text(&r[0])));
             }
@@ -401,7 +433,11 @@ impl Game {
     pub fn perft(&mut self, s: &State, depth: u32) -> Result<u64, GameError> {
         let d = self.engine.parse_term(&depth.to_string()).map_err(|e| GameError::Rules(e.to_string()))?;
         let r = self.call1("$perft", &[Arg::In(&s.0), Arg::In(&d), Arg::Out], "perft")?;
-        self.engine.value(&r[0]).as_int().map(|n| n as u64).ok_or_else(|| GameError::Rules("perft gave no count".into()))
+        self.engine
+            .value(&r[0])
+            .as_int()
+            .map(|n| n as u64)
+            .ok_or_else(|| GameError::Rules("perft gave no count".into()))
     }
 
     /// One game of uniformly random moves from `s`: its length in plies and
@@ -431,16 +467,20 @@ impl Game {
         if let Some(i) = texts.iter().position(|x| *x == t) {
             return Ok(i);
         }
-        if let Ok(n) = t.parse::<usize>() {
-            if n >= 1 && n <= legal.len() {
-                return Ok(n - 1);
-            }
+        if let Ok(n) = t.parse::<usize>()
+            && n >= 1
+            && n <= legal.len()
+        {
+            return Ok(n - 1);
         }
         let prefixed: Vec<usize> = (0..texts.len()).filter(|&i| !t.is_empty() && texts[i].starts_with(&t)).collect();
         if prefixed.len() == 1 {
             return Ok(prefixed[0]);
         }
-        Err(GameError::IllegalMove { text: typed.trim().to_string(), legal: legal.iter().map(|m| m.text.clone()).collect() })
+        Err(GameError::IllegalMove {
+            text: typed.trim().to_string(),
+            legal: legal.iter().map(|m| m.text.clone()).collect(),
+        })
     }
 
     /// The game's own AI (`choose_move(State, Level, Move)`), if it has one.
@@ -448,6 +488,72 @@ impl Game {
         let l = self.engine.parse_term(&level.to_string()).map_err(|e| GameError::Rules(e.to_string()))?;
         let r = self.call1("choose_move", &[Arg::In(&s.0), Arg::In(&l), Arg::Out], "choose_move/3")?;
         Ok(Move(r.into_iter().next().expect("one output")))
+    }
+
+    /// Plays `games` seeded random games (at most `max_plies` each) and
+    /// reports what breaks the interface's rules: states that are not
+    /// ground, positions without `to_move/2`, a move or a notation listed
+    /// twice, a position with no move that `game_over/2` does not end.
+    pub fn check_play(&mut self, options: &Tmpl, games: u32, max_plies: u32, seed: u64) -> Vec<String> {
+        // Each distinct problem once, with where it was first seen.
+        let mut problems: Vec<(String, String)> = Vec::new();
+        let mut report = |what: String, g: u32, ply: u32| {
+            if !problems.iter().any(|(w, _)| *w == what) {
+                problems.push((what, format!("first seen in game {}, ply {}", g + 1, ply + 1)));
+            }
+        };
+        let mut rng = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        'games: for g in 0..games {
+            let mut state = match self.initial_state(options, seed + g as u64) {
+                Ok(s) => s,
+                Err(e) => {
+                    report(format!("initial state: {e}"), g, 0);
+                    break;
+                }
+            };
+            for ply in 0..max_plies {
+                match self.outcome(&state) {
+                    Ok(Some(_)) => break,
+                    Ok(None) => {}
+                    Err(e) => {
+                        report(e.to_string(), g, ply);
+                        continue 'games;
+                    }
+                }
+                if let Err(e) = self.to_move(&state) {
+                    report(format!("to_move/2 fails in a position that is not over ({e})"), g, ply);
+                    continue 'games;
+                }
+                let legal = match self.legal_moves(&state) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        report(e.to_string(), g, ply);
+                        continue 'games;
+                    }
+                };
+                if legal.is_empty() {
+                    report(
+                        "no legal move, and game_over/2 does not end the game (move/3 should offer a pass)".into(),
+                        g,
+                        ply,
+                    );
+                    continue 'games;
+                }
+                for i in 0..legal.len() {
+                    for j in 0..i {
+                        if legal[i].mv == legal[j].mv {
+                            report(format!("move/3 gives the move {} twice", legal[i].text), g, ply);
+                        } else if legal[i].text == legal[j].text {
+                            report(format!("two different moves are both written {}", legal[i].text), g, ply);
+                        }
+                    }
+                }
+                rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let k = ((rng >> 33) as usize) % legal.len();
+                state = legal[k].next.clone();
+            }
+        }
+        problems.into_iter().map(|(w, at)| format!("{w} ({at})")).collect()
     }
 
     pub fn has(&self, name: &str, arity: u32) -> bool {
@@ -476,7 +582,8 @@ fn interface_problems(e: &Engine) -> Vec<String> {
             problems.push(format!("required predicate {name}/{arity} is not defined"));
         } else {
             let found: Vec<String> = arities.iter().map(|a| format!("{name}/{a}")).collect();
-            problems.push(format!("required predicate {name}/{arity} is not defined (found {} instead)", found.join(", ")));
+            problems
+                .push(format!("required predicate {name}/{arity} is not defined (found {} instead)", found.join(", ")));
         }
     }
     problems

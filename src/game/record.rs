@@ -86,7 +86,10 @@ impl Record {
                 }
                 "options" => r.options = pairs(value, line)?,
                 "seed" => {
-                    r.seed = value.parse().map_err(|_| RecordError { line, message: format!("the seed must be a number, not `{value}`") })?
+                    r.seed = value.parse().map_err(|_| RecordError {
+                        line,
+                        message: format!("the seed must be a number, not `{value}`"),
+                    })?
                 }
                 "seats" => r.seats = pairs(value, line)?,
                 "moves" => in_moves = true,

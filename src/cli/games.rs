@@ -1,0 +1,291 @@
+//! `tabula list`, `rules`, `moves`, `perft` and `bench`.
+
+use super::CliError;
+use super::setup::{GameArgs, StartArgs, open, progress};
+use crate::game::{Game, Outcome, games_dir, list_games};
+use serde_json::{Value as Json, json};
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(clap::Args, Debug)]
+pub struct ListArgs {
+    /// The folder of the games.
+    #[arg(long, value_name = "DIR")]
+    pub games: Option<PathBuf>,
+    /// One JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn list(a: ListArgs) -> Result<i32, CliError> {
+    let dir = games_dir(a.games.as_deref());
+    let mut rows = Vec::new();
+    for path in list_games(&dir) {
+        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        match Game::load(&path) {
+            Ok((mut g, _)) => {
+                let seats = g.options_term(&[]).and_then(|o| g.players(&o)).map(|p| p.join(", ")).unwrap_or_default();
+                rows.push((name, g.title.clone(), seats));
+            }
+            Err(e) => {
+                let first = e.to_string().lines().next().unwrap_or("").to_string();
+                rows.push((name, format!("(does not load: {first})"), String::new()))
+            }
+        }
+    }
+    if a.json {
+        let games: Vec<Json> = rows.iter().map(|(n, t, s)| json!({"name": n, "title": t, "seats": s})).collect();
+        println!("{}", json!({ "games": games }));
+    } else if rows.is_empty() {
+        println!("no games in {}", dir.display());
+    } else {
+        for (n, t, s) in rows {
+            println!("{n:<16} {t:<24} {s}");
+        }
+    }
+    Ok(0)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RulesArgs {
+    #[command(flatten)]
+    pub game: GameArgs,
+}
+
+pub fn rules(a: RulesArgs) -> Result<i32, CliError> {
+    let mut s = open(&a.game)?;
+    println!("{}", s.game.title);
+    if let Some(d) = &s.game.description {
+        println!("\n{d}");
+    }
+    println!("\nSeats: {}", s.players.join(", "));
+    if s.game.options.is_empty() {
+        println!("Options: none");
+    } else {
+        println!("Options (--option NAME=VALUE):");
+        for o in &s.game.options {
+            println!("  {:<12} default {:<8} allowed {:<16} {}", o.name, o.default, o.allowed.to_string(), o.help);
+        }
+    }
+    let _ = &mut s;
+    Ok(0)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct MovesArgs {
+    #[command(flatten)]
+    pub game: GameArgs,
+    #[command(flatten)]
+    pub start: StartArgs,
+    /// Seed of the random generator (for games that deal or shuffle).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// One JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn outcome_json(o: &Outcome) -> Json {
+    match o {
+        Outcome::Winner(p) => json!({"result": "winner", "player": p}),
+        Outcome::Draw => json!({"result": "draw"}),
+    }
+}
+
+pub fn moves(a: MovesArgs) -> Result<i32, CliError> {
+    let mut s = open(&a.game)?;
+    let state = s.start(&a.start, a.seed)?;
+    if let Some(o) = s.game.outcome(&state)? {
+        if a.json {
+            println!("{}", json!({ "game_over": outcome_json(&o) }));
+        } else {
+            println!("game over: {o}");
+        }
+        return Ok(0);
+    }
+    let to_move = s.game.to_move(&state)?;
+    let legal = s.game.legal_moves(&state)?;
+    let texts: Vec<String> = legal.iter().map(|m| m.text.clone()).collect();
+    if a.json {
+        println!("{}", json!({ "to_move": to_move, "moves": texts }));
+    } else {
+        println!("{to_move} to move, {} legal moves:", texts.len());
+        println!("{}", texts.join(" "));
+    }
+    Ok(0)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct PerftArgs {
+    #[command(flatten)]
+    pub game: GameArgs,
+    /// Count leaves for depths 1..DEPTH.
+    pub depth: u32,
+    #[command(flatten)]
+    pub start: StartArgs,
+    /// The count under each first move, at DEPTH.
+    #[arg(long)]
+    pub divide: bool,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// One JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn perft(a: PerftArgs) -> Result<i32, CliError> {
+    let mut s = open(&a.game)?;
+    let state = s.start(&a.start, a.seed)?;
+    let options_json: serde_json::Map<String, Json> = s
+        .game
+        .options
+        .iter()
+        .map(|o| (o.name.clone(), Json::String(option_value(&s.option_pairs, &o.name, &o.default))))
+        .collect();
+    if a.divide {
+        let legal = s.game.legal_moves(&state)?;
+        let bar = progress(Some(legal.len() as u64), "perft");
+        let mut rows = Vec::new();
+        let mut total = 0;
+        for m in &legal {
+            let n = if a.depth <= 1 { 1 } else { s.game.perft(&m.next, a.depth - 1)? };
+            total += n;
+            rows.push((m.text.clone(), n));
+            if let Some(b) = &bar {
+                b.inc(1);
+            }
+        }
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        if a.json {
+            let divide: Vec<Json> = rows.iter().map(|(m, n)| json!({"move": m, "nodes": n})).collect();
+            println!(
+                "{}",
+                json!({"game": s.game.name, "options": options_json, "depth": a.depth, "divide": divide, "nodes": total})
+            );
+        } else {
+            for (m, n) in rows {
+                println!("{m} {n}");
+            }
+            println!("total {total}");
+        }
+        return Ok(0);
+    }
+    let bar = progress(None, "perft");
+    let mut depths = Vec::new();
+    for d in 1..=a.depth {
+        if let Some(b) = &bar {
+            b.set_message(format!("perft depth {d}"));
+            b.tick();
+        }
+        let start = Instant::now();
+        let n = s.game.perft(&state, d)?;
+        let secs = start.elapsed().as_secs_f64();
+        if !a.json {
+            if let Some(b) = &bar {
+                b.suspend(|| print_depth(d, n, secs));
+            } else {
+                print_depth(d, n, secs);
+            }
+        }
+        depths.push(json!({"depth": d, "nodes": n, "seconds": secs}));
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if a.json {
+        println!("{}", json!({"game": s.game.name, "options": options_json, "depths": depths}));
+    }
+    Ok(0)
+}
+
+fn print_depth(d: u32, n: u64, secs: f64) {
+    let rate = if secs > 0.0 { n as f64 / secs } else { 0.0 };
+    println!("{d} {n} {secs:.3} {rate:.0}");
+}
+
+fn option_value(given: &[(String, String)], name: &str, default: &str) -> String {
+    given.iter().find(|(k, _)| k == name).map_or_else(|| default.to_string(), |(_, v)| v.clone())
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub game: GameArgs,
+    #[command(flatten)]
+    pub start: StartArgs,
+    /// Number of random playouts (default 1000 unless --seconds is given).
+    #[arg(long)]
+    pub playouts: Option<u64>,
+    /// Play for this many seconds instead.
+    #[arg(long)]
+    pub seconds: Option<f64>,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// One JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn bench(a: BenchArgs) -> Result<i32, CliError> {
+    let mut s = open(&a.game)?;
+    let state = s.start(&a.start, a.seed)?;
+    let limit = match (a.playouts, a.seconds) {
+        (Some(n), _) => Some(n),
+        (None, Some(_)) => None,
+        (None, None) => Some(1000),
+    };
+    let deadline = a.seconds.map(|t| Instant::now() + std::time::Duration::from_secs_f64(t.max(0.0)));
+    let bar = progress(limit, "playouts");
+    s.game.seed(a.seed);
+    let start = Instant::now();
+    let mut played: u64 = 0;
+    let mut plies: u64 = 0;
+    let mut results: Vec<(String, u64)> = s.players.iter().map(|p| (p.clone(), 0)).collect();
+    let mut draws = 0;
+    loop {
+        if limit.is_some_and(|n| played >= n) || deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        let (len, outcome) = s.game.playout(&state)?;
+        played += 1;
+        plies += len;
+        match outcome {
+            Outcome::Winner(p) => match results.iter_mut().find(|(q, _)| *q == p) {
+                Some(r) => r.1 += 1,
+                None => results.push((p, 1)),
+            },
+            Outcome::Draw => draws += 1,
+        }
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let secs = start.elapsed().as_secs_f64().max(1e-9);
+    let avg = if played > 0 { plies as f64 / played as f64 } else { 0.0 };
+    if a.json {
+        let mut res: serde_json::Map<String, Json> = results.iter().map(|(p, n)| (p.clone(), json!(n))).collect();
+        res.insert("draw".into(), json!(draws));
+        println!(
+            "{}",
+            json!({"game": s.game.name, "playouts": played, "seconds": secs, "playouts_per_second": played as f64 / secs,
+                   "plies_per_second": plies as f64 / secs, "average_length": avg, "results": res})
+        );
+    } else {
+        println!(
+            "{played} playouts in {secs:.2} s: {:.1} playouts/s, {:.0} plies/s",
+            played as f64 / secs,
+            plies as f64 / secs
+        );
+        println!("average length {avg:.2} plies");
+        for (p, n) in &results {
+            println!("{p} wins {n} ({:.1}%)", 100.0 * *n as f64 / played.max(1) as f64);
+        }
+        println!("draws {draws} ({:.1}%)", 100.0 * draws as f64 / played.max(1) as f64);
+    }
+    Ok(0)
+}

@@ -1,0 +1,109 @@
+//! What the game commands share: finding and loading a game, its options,
+//! the starting position (`--state`, `--after`) and progress display.
+
+use super::CliError;
+use crate::game::{Game, State, find_game, games_dir};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+/// Arguments every game command takes.
+#[derive(clap::Args, Debug, Clone)]
+pub struct GameArgs {
+    /// A game in the games folder (e.g. `breakthrough`) or a path to a .rules file.
+    pub game: String,
+    /// A game option, `NAME=VALUE` (see `tabula rules GAME`); repeatable.
+    #[arg(long = "option", short = 'o', value_name = "NAME=VALUE")]
+    pub options: Vec<String>,
+    /// The folder of the games (default: $TABULA_GAMES, ./games, or the crate's games/).
+    #[arg(long, value_name = "DIR")]
+    pub games: Option<PathBuf>,
+}
+
+/// Where to start from.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct StartArgs {
+    /// Start from this state term instead of the initial state.
+    #[arg(long, value_name = "TERM")]
+    pub state: Option<String>,
+    /// Moves played first, in notation, separated by spaces.
+    #[arg(long, value_name = "MOVES")]
+    pub after: Option<String>,
+}
+
+/// A loaded game with its options and seats.
+pub struct Session {
+    pub game: Game,
+    pub options: crate::engine::Tmpl,
+    pub option_pairs: Vec<(String, String)>,
+    pub players: Vec<String>,
+}
+
+/// Parses `NAME=VALUE` pairs.
+pub fn option_pairs(raw: &[String]) -> Result<Vec<(String, String)>, CliError> {
+    raw.iter()
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(CliError(format!("--option takes NAME=VALUE, not `{kv}`"))),
+        })
+        .collect()
+}
+
+/// Loads the game named on the command line, printing load warnings.
+pub fn open(a: &GameArgs) -> Result<Session, CliError> {
+    let dir = games_dir(a.games.as_deref());
+    let path = find_game(&a.game, &dir)?;
+    let (mut game, warnings) = Game::load(&path)?;
+    if !warnings.is_empty() {
+        eprint!("{warnings}");
+    }
+    let option_pairs = option_pairs(&a.options)?;
+    let options = game.options_term(&option_pairs)?;
+    let players = game.players(&options)?;
+    Ok(Session { game, options, option_pairs, players })
+}
+
+impl Session {
+    /// The start position: `--state`, or the initial state, then `--after`.
+    pub fn start(&mut self, s: &StartArgs, seed: u64) -> Result<State, CliError> {
+        let mut state = match &s.state {
+            Some(t) => self.game.parse_state(t)?,
+            None => self.game.initial_state(&self.options, seed)?,
+        };
+        if let Some(after) = &s.after {
+            for (i, typed) in after.split_whitespace().enumerate() {
+                if self.game.outcome(&state)?.is_some() {
+                    return Err(CliError(format!("--after: the game is over before move {} (`{typed}`)", i + 1)));
+                }
+                let legal = self.game.legal_moves(&state)?;
+                let k = self
+                    .game
+                    .match_move(&legal, typed)
+                    .map_err(|e| CliError(format!("--after, move {}: {e}", i + 1)))?;
+                state = legal[k].next.clone();
+            }
+        }
+        Ok(state)
+    }
+}
+
+/// A progress bar or spinner on a terminal; nothing otherwise.
+pub fn progress(len: Option<u64>, message: &str) -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = match len {
+        Some(n) => {
+            let b = indicatif::ProgressBar::new(n);
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {per_sec} eta {eta}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            b
+        }
+        None => indicatif::ProgressBar::new_spinner(),
+    };
+    bar.set_message(message.to_string());
+    Some(bar)
+}

@@ -1,0 +1,85 @@
+//! `tabula play` driven through stdin: illegal input, undo, save, resume,
+//! records that no longer fit, and a whole game to a win.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn workdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tabula-play-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn play(dir: &Path, args: &[&str], stdin: &str) -> (String, String, i32) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .arg("play")
+        .arg("breakthrough")
+        .args(["--games", concat!(env!("CARGO_MANIFEST_DIR"), "/games")])
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn scripted_game_with_illegal_input_undo_save_and_resume() {
+    let dir = workdir("script");
+    let script = "help\nz9-z9\nmoves\na2-a3\nundo\nb2-b3\n7\nsave game.txt\nquit\n";
+    let (out, err, code) = play(&dir, &["--seed", "1", "--seat", "black=random"], script);
+    assert_eq!(code, 0, "{err}");
+    let record = std::fs::read_to_string(dir.join("game.txt")).unwrap();
+    let (out2, err2, code2) = play(&dir, &["--resume", "game.txt"], "h2-h3\nquit\n");
+    assert_eq!(code2, 0, "{err2}");
+    std::fs::remove_dir_all(&dir).ok();
+    insta::assert_snapshot!(format!("{out}--- record\n{record}--- resumed\n{out2}"));
+}
+
+#[test]
+fn a_record_that_no_longer_fits_fails_at_its_line_and_is_not_overwritten() {
+    let dir = workdir("bad");
+    let bad = "# tabula game record\ngame: breakthrough\noptions: rows=8 cols=8\nseed: 1\nseats: white=human black=random\nmoves:\na2-a3\nh7-h6\na3-a9\n";
+    std::fs::write(dir.join("bad.txt"), bad).unwrap();
+    let (_, err, code) = play(&dir, &["--resume", "bad.txt", "--record", "bad.txt"], "quit\n");
+    let after = std::fs::read_to_string(dir.join("bad.txt")).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(code, 2);
+    assert!(err.contains("bad.txt:9:") && err.contains("`a3-a9` is not a legal move here"), "{err}");
+    assert_eq!(after, bad, "the record was overwritten");
+}
+
+#[test]
+fn two_computer_players_finish_a_game_with_a_winner() {
+    let dir = workdir("full");
+    let (out, err, code) =
+        play(&dir, &["--seat", "white=random", "--seat", "black=rules", "--seed", "5", "--record", "g.txt"], "");
+    let record = std::fs::read_to_string(dir.join("g.txt")).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("game over: white wins") || out.contains("game over: black wins"), "{out}");
+    assert!(out.contains("scores: white "), "{out}");
+    let moves = record.lines().skip_while(|l| *l != "moves:").count() - 1;
+    assert!(moves > 5, "{record}");
+}
+
+#[test]
+fn bad_seats_and_controllers_are_clear_errors() {
+    let dir = workdir("seats");
+    let (_, err, code) = play(&dir, &["--seat", "red=human"], "");
+    assert_eq!(code, 2);
+    assert!(err.contains("no seat `red`") && err.contains("white, black"), "{err}");
+    let (_, err, code) = play(&dir, &["--seat", "black=alphazero"], "");
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown controller `alphazero`"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
