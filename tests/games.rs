@@ -12,10 +12,13 @@ fn games() -> Vec<PathBuf> {
     tabula::game::list_games(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games"))
 }
 
+/// An option set and its `(depth, nodes)` rows.
+type PerftSet = (Vec<(String, String)>, Vec<(u32, u64)>);
+
 /// Option sets and `(depth, nodes)` rows of a perft file.
-fn perft_table(path: &Path) -> Vec<(Vec<(String, String)>, Vec<(u32, u64)>)> {
+fn perft_table(path: &Path) -> Vec<PerftSet> {
     let text = std::fs::read_to_string(path).unwrap();
-    let mut sets: Vec<(Vec<(String, String)>, Vec<(u32, u64)>)> = vec![(Vec::new(), Vec::new())];
+    let mut sets: Vec<PerftSet> = vec![(Vec::new(), Vec::new())];
     for line in text.lines() {
         if let Some(opts) = line.strip_prefix("# options") {
             let pairs = opts
