@@ -1,0 +1,70 @@
+//! Game workloads side by side with SWI-Prolog on the same files in one
+//! run: perft from the start and uniformly random playouts, both through
+//! the generic drivers of `src/game/driver.pl`.
+//!
+//! `cargo bench --bench games` (`PERFT_DEPTH=5` for the full perft 5,
+//! `PLAYOUTS=N` to change the number of playouts).
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+use tabula::game::Game;
+
+fn swipl(root: &Path, game: &Path, goal: &str) -> Option<String> {
+    let load = format!(
+        "consult(['{}', '{}', '{}'])",
+        root.join("compat/swi.pl").display(),
+        game.display(),
+        root.join("src/game/driver.pl").display()
+    );
+    let out = Command::new("swipl").args(["-q", "-g", &format!("{load}, {goal}"), "-t", "halt"]).output().ok()?;
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let depth: u32 = std::env::var("PERFT_DEPTH").ok().and_then(|s| s.parse().ok()).unwrap_or(4);
+    let playouts: u64 = std::env::var("PLAYOUTS").ok().and_then(|s| s.parse().ok()).unwrap_or(300);
+    println!("{:<14} {:<14} {:>12} {:>12} {:>12} {:>7}", "game", "workload", "result", "tabula", "swipl", "ratio");
+    for path in tabula::game::list_games(&root.join("games")) {
+        let (mut game, _) = Game::load(&path).expect("game loads");
+        let opts = game.options_term(&[]).unwrap();
+        let opts_text = game.engine().term_text(&opts);
+        let state = game.initial_state(&opts, 0).unwrap();
+
+        let t = Instant::now();
+        let nodes = game.perft(&state, depth).unwrap();
+        let ours = t.elapsed().as_secs_f64();
+        let goal = format!(
+            "initial_state({opts_text}, S), statistics(cputime, T0), '$perft'(S, {depth}, N), statistics(cputime, T1), T is T1 - T0, format('~w ~6f', [N, T])"
+        );
+        let theirs = swipl(root, &path, &goal).and_then(|o| {
+            let mut f = o.split_whitespace();
+            let n: u64 = f.next()?.parse().ok()?;
+            assert_eq!(n, nodes, "SWI-Prolog's perft differs");
+            f.next()?.parse::<f64>().ok()
+        });
+        row(&game.name, &format!("perft {depth}"), &format!("{nodes}"), nodes as f64 / ours, theirs.map(|t| nodes as f64 / t), "nodes/s");
+
+        game.seed(1);
+        let t = Instant::now();
+        let mut plies = 0;
+        for _ in 0..playouts {
+            plies += game.playout(&state).unwrap().0;
+        }
+        let ours = t.elapsed().as_secs_f64();
+        let goal = format!(
+            "initial_state({opts_text}, S), statistics(cputime, T0), forall(between(1, {playouts}, _), '$playout'(S, 0, _, _)), statistics(cputime, T1), T is T1 - T0, format('~6f', [T])"
+        );
+        let theirs = swipl(root, &path, &goal).and_then(|o| o.parse::<f64>().ok());
+        let avg = plies as f64 / playouts as f64;
+        row(&game.name, "playouts", &format!("{avg:.1} plies"), playouts as f64 / ours, theirs.map(|t| playouts as f64 / t), "playouts/s");
+    }
+}
+
+fn row(game: &str, work: &str, result: &str, ours: f64, theirs: Option<f64>, unit: &str) {
+    match theirs {
+        Some(t) => println!("{game:<14} {work:<14} {result:>12} {ours:>12.0} {t:>12.0} {:>7.2}  ({unit}, tabula/swipl)", ours / t),
+        None => println!("{game:<14} {work:<14} {result:>12} {ours:>12.0} {:>12} {:>7}  ({unit})", "-", "-"),
+    }
+}
