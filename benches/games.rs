@@ -44,7 +44,14 @@ fn main() {
             assert_eq!(n, nodes, "SWI-Prolog's perft differs");
             f.next()?.parse::<f64>().ok()
         });
-        row(&game.name, &format!("perft {depth}"), &format!("{nodes}"), nodes as f64 / ours, theirs.map(|t| nodes as f64 / t), "nodes/s");
+        row(
+            &game.name,
+            &format!("perft {depth}"),
+            &format!("{nodes}"),
+            nodes as f64 / ours,
+            theirs.map(|t| nodes as f64 / t),
+            "nodes/s",
+        );
 
         game.seed(1);
         let t = Instant::now();
@@ -58,13 +65,23 @@ fn main() {
         );
         let theirs = swipl(root, &path, &goal).and_then(|o| o.parse::<f64>().ok());
         let avg = plies as f64 / playouts as f64;
-        row(&game.name, "playouts", &format!("{avg:.1} plies"), playouts as f64 / ours, theirs.map(|t| playouts as f64 / t), "playouts/s");
+        row(
+            &game.name,
+            "playouts",
+            &format!("{avg:.1} plies"),
+            playouts as f64 / ours,
+            theirs.map(|t| playouts as f64 / t),
+            "playouts/s",
+        );
     }
 }
 
 fn row(game: &str, work: &str, result: &str, ours: f64, theirs: Option<f64>, unit: &str) {
     match theirs {
-        Some(t) => println!("{game:<14} {work:<14} {result:>12} {ours:>12.0} {t:>12.0} {:>7.2}  ({unit}, tabula/swipl)", ours / t),
+        Some(t) => println!(
+            "{game:<14} {work:<14} {result:>12} {ours:>12.0} {t:>12.0} {:>7.2}  ({unit}, tabula/swipl)",
+            ours / t
+        ),
         None => println!("{game:<14} {work:<14} {result:>12} {ours:>12.0} {:>12} {:>7}  ({unit})", "-", "-"),
     }
 }

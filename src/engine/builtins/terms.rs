@@ -1,0 +1,700 @@
+//! Builtins on terms: comparison and standard order, construction and
+//! inspection, sorting, lists done natively, integer helpers.
+
+use super::super::arith::{self};
+use super::super::atoms::atom;
+use super::super::machine::{Alt, Machine, Res};
+use super::super::term::{Cell, compare_numbers, type_rank};
+use super::*;
+use std::cmp::Ordering;
+
+pub(super) fn bi_compare(m: &mut Machine, a: &[Cell]) -> Res {
+    let o = m.store.deref(a[0]);
+    match o {
+        Cell::Ref(_) => {}
+        Cell::Atom(x) if x == atom::LT || x == atom::GT || x == atom::EQ => {}
+        Cell::Atom(_) => return Err(m.domain_error(atom::ORDER, o)),
+        _ => return Err(m.type_error(atom::ATOM, o)),
+    }
+    let r = match m.compare_terms(a[1], a[2]) {
+        Ordering::Less => atom::LT,
+        Ordering::Equal => atom::EQ,
+        Ordering::Greater => atom::GT,
+    };
+    Ok(m.store.unify(a[0], Cell::Atom(r)))
+}
+
+pub(super) fn bi_succ(m: &mut Machine, a: &[Cell]) -> Res {
+    match (m.store.deref(a[0]), m.store.deref(a[1])) {
+        (Cell::Int(x), _) => {
+            if x < 0 {
+                return Err(m.type_error(atom::NOT_LESS_THAN_ZERO, Cell::Int(x)));
+            }
+            let s = x.checked_add(1).ok_or_else(|| m.eval_error(atom::INT_OVERFLOW))?;
+            Ok(m.store.unify(a[1], Cell::Int(s)))
+        }
+        (Cell::Ref(_), Cell::Int(y)) => {
+            if y < 0 {
+                return Err(m.type_error(atom::NOT_LESS_THAN_ZERO, Cell::Int(y)));
+            }
+            if y == 0 {
+                return Ok(false);
+            }
+            Ok(m.store.unify(a[0], Cell::Int(y - 1)))
+        }
+        (Cell::Ref(_), Cell::Ref(_)) => Err(m.inst_error()),
+        (Cell::Ref(_), other) | (other, _) => Err(m.type_error(atom::INTEGER, other)),
+    }
+}
+
+pub(super) fn bi_plus(m: &mut Machine, a: &[Cell]) -> Res {
+    let (x, y, z) = (m.store.deref(a[0]), m.store.deref(a[1]), m.store.deref(a[2]));
+    let ov = |m: &mut Machine| m.eval_error(atom::INT_OVERFLOW);
+    match (x, y, z) {
+        (Cell::Int(x), Cell::Int(y), _) => {
+            let s = x.checked_add(y).ok_or_else(|| ov(m))?;
+            Ok(m.store.unify(a[2], Cell::Int(s)))
+        }
+        (Cell::Int(x), Cell::Ref(_), Cell::Int(z)) => {
+            let s = z.checked_sub(x).ok_or_else(|| ov(m))?;
+            Ok(m.store.unify(a[1], Cell::Int(s)))
+        }
+        (Cell::Ref(_), Cell::Int(y), Cell::Int(z)) => {
+            let s = z.checked_sub(y).ok_or_else(|| ov(m))?;
+            Ok(m.store.unify(a[0], Cell::Int(s)))
+        }
+        _ => Err(m.inst_error()),
+    }
+}
+
+pub(super) fn bi_between(m: &mut Machine, a: &[Cell]) -> Res {
+    let lo = m.int_of(a[0])?;
+    let hi = match m.store.deref(a[1]) {
+        Cell::Atom(x) if x == atom::INF || x == atom::INFINITE => i64::MAX,
+        _ => m.int_of(a[1])?,
+    };
+    match m.store.deref(a[2]) {
+        Cell::Int(x) => Ok(lo <= x && x <= hi),
+        Cell::Ref(_) => {
+            if lo > hi {
+                return Ok(false);
+            }
+            if lo < hi {
+                m.push_alt(Alt::Between { var: a[2], next: lo + 1, hi });
+            }
+            Ok(m.store.unify(a[2], Cell::Int(lo)))
+        }
+        other => Err(m.type_error(atom::INTEGER, other)),
+    }
+}
+
+pub(super) fn bi_functor(m: &mut Machine, a: &[Cell]) -> Res {
+    let t = m.store.deref(a[0]);
+    match t {
+        Cell::Ref(_) => {
+            let name = m.store.deref(a[1]);
+            let n = m.store.deref(a[2]);
+            let n = match n {
+                Cell::Int(n) => n,
+                Cell::Ref(_) => return Err(m.inst_error()),
+                other => return Err(m.type_error(atom::INTEGER, other)),
+            };
+            if let Cell::Ref(_) = name {
+                return Err(m.inst_error());
+            }
+            if n == 0 {
+                if let Cell::Str(_) | Cell::Lst(_) = name {
+                    return Err(m.type_error(atom::ATOMIC, name));
+                }
+                return Ok(m.store.unify(a[0], name));
+            }
+            if n < 0 {
+                return Err(m.domain_error(atom::NOT_LESS_THAN_ZERO, Cell::Int(n)));
+            }
+            let f = match name {
+                Cell::Atom(f) => f,
+                Cell::Str(_) | Cell::Lst(_) => return Err(m.type_error(atom::ATOMIC, name)),
+                other => return Err(m.type_error(atom::ATOM, other)),
+            };
+            let vars: Vec<Cell> = (0..n).map(|_| Cell::Int(0)).collect();
+            let s = if f == atom::DOT && n == 2 {
+                let h = m.store.heap.len();
+                m.store.heap.push(Cell::Ref(h));
+                m.store.heap.push(Cell::Ref(h + 1));
+                Cell::Lst(h)
+            } else {
+                let s = m.store.new_struct(f, &vars);
+                if let Cell::Str(p) = s {
+                    for i in 0..n as usize {
+                        m.store.heap[p + 1 + i] = Cell::Ref(p + 1 + i);
+                    }
+                }
+                s
+            };
+            Ok(m.store.unify(a[0], s))
+        }
+        Cell::Str(_) | Cell::Lst(_) => {
+            let (f, n) = m.store.functor(t).expect("compound");
+            Ok(m.store.unify(a[1], Cell::Atom(f)) && m.store.unify(a[2], Cell::Int(n as i64)))
+        }
+        other => Ok(m.store.unify(a[1], other) && m.store.unify(a[2], Cell::Int(0))),
+    }
+}
+
+pub(super) fn bi_arg(m: &mut Machine, a: &[Cell]) -> Res {
+    let t = m.store.deref(a[1]);
+    let n = match t {
+        Cell::Str(_) | Cell::Lst(_) => m.store.functor(t).expect("compound").1,
+        Cell::Ref(_) => return Err(m.inst_error()),
+        other => return Err(m.type_error(atom::COMPOUND, other)),
+    };
+    match m.store.deref(a[0]) {
+        Cell::Int(i) => {
+            if i < 1 || i as usize > n {
+                return Ok(false);
+            }
+            let v = m.store.arg(t, i as usize - 1);
+            Ok(m.store.unify(a[2], v))
+        }
+        Cell::Ref(_) => {
+            let alts: Vec<Vec<(Cell, Cell)>> =
+                (0..n).map(|i| vec![(a[0], Cell::Int(i as i64 + 1)), (a[2], m.store.arg(t, i))]).collect();
+            Ok(m.alternatives(alts))
+        }
+        other => Err(m.type_error(atom::INTEGER, other)),
+    }
+}
+
+pub(super) fn bi_univ(m: &mut Machine, a: &[Cell]) -> Res {
+    let t = m.store.deref(a[0]);
+    match t {
+        Cell::Ref(_) => {
+            let l = m.store.deref(a[1]);
+            if let Cell::Ref(_) = l {
+                return Err(m.inst_error());
+            }
+            let items = m.list_vec(l)?;
+            let Some((&head, args)) = items.split_first() else {
+                return Err(m.domain_error(atom::NOT_EMPTY_LIST, Cell::Atom(atom::NIL)));
+            };
+            let head = m.store.deref(head);
+            if args.is_empty() {
+                if let Cell::Str(_) | Cell::Lst(_) = head {
+                    return Err(m.type_error(atom::ATOMIC, head));
+                }
+                return Ok(m.store.unify(a[0], head));
+            }
+            let f = match head {
+                Cell::Atom(f) => f,
+                Cell::Ref(_) => return Err(m.inst_error()),
+                other => return Err(m.type_error(atom::ATOM, other)),
+            };
+            let s = if f == atom::DOT && args.len() == 2 {
+                m.store.new_list_cell(args[0], args[1])
+            } else {
+                m.store.new_struct(f, args)
+            };
+            Ok(m.store.unify(a[0], s))
+        }
+        Cell::Str(_) | Cell::Lst(_) => {
+            let (f, n) = m.store.functor(t).expect("compound");
+            let mut items = vec![Cell::Atom(f)];
+            for i in 0..n {
+                items.push(m.store.arg(t, i));
+            }
+            let l = m.store.new_list(&items);
+            Ok(m.store.unify(a[1], l))
+        }
+        other => {
+            let l = m.store.new_list(&[other]);
+            Ok(m.store.unify(a[1], l))
+        }
+    }
+}
+
+pub(super) fn bi_set_arg(m: &mut Machine, a: &[Cell]) -> Res {
+    let i = m.int_of(a[0])?;
+    let t = m.store.deref(a[1]);
+    let n = match t {
+        Cell::Str(_) | Cell::Lst(_) => m.store.functor(t).expect("compound").1,
+        Cell::Ref(_) => return Err(m.inst_error()),
+        other => return Err(m.type_error(atom::COMPOUND, other)),
+    };
+    if i < 1 || i as usize > n {
+        return Ok(false);
+    }
+    // Copy the block (header and arguments) and replace one argument.
+    let (src, len, wrap): (usize, usize, fn(usize) -> Cell) = match t {
+        Cell::Str(p) => (p, n + 1, Cell::Str),
+        Cell::Lst(p) => (p, 2, Cell::Lst),
+        _ => unreachable!("compound"),
+    };
+    let dst = m.store.heap.len();
+    m.store.heap.extend_from_within(src..src + len);
+    // (An unbound argument cell `Ref(x)` copied as is points at the
+    // original variable, so variables stay shared.)
+    let off = if matches!(t, Cell::Str(_)) { 1 } else { 0 };
+    m.store.heap[dst + off + i as usize - 1] = a[2];
+    Ok(m.store.unify(a[3], wrap(dst)))
+}
+
+pub(super) fn bi_free_vars(m: &mut Machine, a: &[Cell]) -> Res {
+    // '$free_vars'(Template, Goal^..., Witness): strips ^, returns the goal
+    // and the variables of the goal that are free (not in the template and
+    // not existentially quantified).
+    let mut bound = m.term_vars(a[0]);
+    let mut g = m.store.deref(a[1]);
+    loop {
+        match g {
+            Cell::Str(p) if m.store.heap[p] == Cell::Fun(atom::CARET, 2) => {
+                let vs = m.term_vars(m.store.heap[p + 1]);
+                bound.extend(vs);
+                g = m.store.deref(m.store.heap[p + 2]);
+            }
+            _ => break,
+        }
+    }
+    let free: Vec<Cell> = m.term_vars(g).into_iter().filter(|v| !bound.contains(v)).collect();
+    let w = m.store.new_list(&free);
+    let pair = m.store.new_struct(atom::MINUS, &[g, w]);
+    Ok(m.store.unify(a[2], pair))
+}
+
+pub(super) fn bi_numbervars(m: &mut Machine, a: &[Cell]) -> Res {
+    let mut n = m.int_of(a[1])?;
+    for v in m.term_vars(a[0]) {
+        let s = m.store.new_struct(atom::VAR_, &[Cell::Int(n)]);
+        m.store.unify(v, s);
+        n += 1;
+    }
+    Ok(m.store.unify(a[2], Cell::Int(n)))
+}
+
+pub(super) fn bi_length(m: &mut Machine, a: &[Cell]) -> Res {
+    // Walk the list to its end.
+    let mut n: i64 = 0;
+    let mut l = m.store.deref(a[0]);
+    while let Cell::Lst(p) = l {
+        n += 1;
+        l = m.store.deref(m.store.heap[p + 1]);
+    }
+    let len = m.store.deref(a[1]);
+    match (l, len) {
+        (Cell::Atom(atom::NIL), _) => match len {
+            Cell::Ref(_) | Cell::Int(_) => Ok(m.store.unify(len, Cell::Int(n))),
+            other => Err(m.type_error(atom::INTEGER, other)),
+        },
+        (Cell::Ref(tail), Cell::Int(k)) => {
+            if k < 0 {
+                return Err(m.domain_error(atom::NOT_LESS_THAN_ZERO, Cell::Int(k)));
+            }
+            if k < n {
+                return Ok(false);
+            }
+            let vars: Vec<Cell> = (n..k).map(|_| Cell::Int(0)).collect();
+            let list = m.store.new_list(&vars);
+            // Make the elements fresh variables.
+            let mut c = list;
+            while let Cell::Lst(p) = c {
+                m.store.heap[p] = Cell::Ref(p);
+                c = m.store.heap[p + 1];
+            }
+            Ok(m.store.unify(Cell::Ref(tail), list))
+        }
+        (Cell::Ref(_), Cell::Ref(_)) => {
+            // Enumerate lengths: the library does it.
+            let g = m.atoms.intern("$length_gen");
+            let goal = m.store.new_struct(g, &[a[0], a[1], Cell::Int(n)]);
+            m.push_call(goal);
+            Ok(true)
+        }
+        (Cell::Ref(_), other) => Err(m.type_error(atom::INTEGER, other)),
+        (other, _) => {
+            let _ = other;
+            Err(m.type_error(atom::LIST, a[0]))
+        }
+    }
+}
+
+pub(super) fn bi_sort4(m: &mut Machine, a: &[Cell]) -> Res {
+    let key = m.int_of(a[0])?;
+    if key < 0 {
+        return Err(m.domain_error(atom::NOT_LESS_THAN_ZERO, Cell::Int(key)));
+    }
+    let ord = match m.store.deref(a[1]) {
+        Cell::Atom(atom::AT_LT) => SortOrd::Lt,
+        Cell::Atom(atom::AT_LE) => SortOrd::Le,
+        Cell::Atom(atom::AT_GT) => SortOrd::Gt,
+        Cell::Atom(atom::AT_GE) => SortOrd::Ge,
+        Cell::Ref(_) => return Err(m.inst_error()),
+        other => return Err(m.domain_error(atom::ORDER, other)),
+    };
+    m.sort_list(a[2], a[3], key as usize, ord)
+}
+
+pub(super) fn bi_keysort(m: &mut Machine, a: &[Cell]) -> Res {
+    let items = m.list_vec(a[0])?;
+    for &it in &items {
+        match m.store.deref(it) {
+            Cell::Str(p) if m.store.heap[p] == Cell::Fun(atom::MINUS, 2) => {}
+            Cell::Ref(_) => return Err(m.inst_error()),
+            other => {
+                let pair = m.atoms.intern("pair");
+                return Err(m.type_error(pair, other));
+            }
+        }
+    }
+    let mut items = items;
+    let mut err = false;
+    items.sort_by(|&x, &y| {
+        let kx = m.store.arg(m.store.deref(x), 0);
+        let ky = m.store.arg(m.store.deref(y), 0);
+        let _ = &mut err;
+        m.compare_terms(kx, ky)
+    });
+    let l = m.store.new_list(&items);
+    Ok(m.store.unify(a[1], l))
+}
+
+pub(super) fn bi_numlist(m: &mut Machine, a: &[Cell]) -> Res {
+    let lo = m.int_of(a[0])?;
+    let hi = m.int_of(a[1])?;
+    if lo > hi {
+        return Ok(false);
+    }
+    let items: Vec<Cell> = (lo..=hi).map(Cell::Int).collect();
+    let l = m.store.new_list(&items);
+    Ok(m.store.unify(a[2], l))
+}
+
+pub(super) fn bi_memberchk(m: &mut Machine, a: &[Cell]) -> Res {
+    let mut l = m.store.deref(a[1]);
+    loop {
+        match l {
+            Cell::Lst(p) => {
+                let h = m.store.heap[p];
+                if m.probe_unify(a[0], h) {
+                    return Ok(m.store.unify(a[0], h));
+                }
+                l = m.store.deref(m.store.heap[p + 1]);
+            }
+            Cell::Ref(_) => {
+                // memberchk on a partial list extends it, as in SWI.
+                let cell = m.store.new_list_cell(a[0], Cell::Int(0));
+                if let Cell::Lst(p) = cell {
+                    m.store.heap[p + 1] = Cell::Ref(p + 1);
+                }
+                return Ok(m.store.unify(l, cell));
+            }
+            _ => return Ok(false),
+        }
+    }
+}
+
+pub(super) fn bi_current_op(m: &mut Machine, a: &[Cell]) -> Res {
+    use crate::syntax::ops::OpType;
+    let names = [
+        ":-",
+        "-->",
+        "?-",
+        ";",
+        "|",
+        "->",
+        "*->",
+        ",",
+        "\\+",
+        "=",
+        "\\=",
+        "==",
+        "\\==",
+        "@<",
+        "@>",
+        "@=<",
+        "@>=",
+        "=..",
+        "is",
+        "=:=",
+        "=\\=",
+        "<",
+        ">",
+        "=<",
+        ">=",
+        "=@=",
+        "\\=@=",
+        ":",
+        "+",
+        "-",
+        "/\\",
+        "\\/",
+        "xor",
+        "*",
+        "/",
+        "//",
+        "mod",
+        "rem",
+        "div",
+        "<<",
+        ">>",
+        "**",
+        "^",
+        "\\",
+        "dynamic",
+        "discontiguous",
+        "initialization",
+        "table",
+    ];
+    let ty_name = |t: OpType| match t {
+        OpType::Xfx => "xfx",
+        OpType::Xfy => "xfy",
+        OpType::Yfx => "yfx",
+        OpType::Fy => "fy",
+        OpType::Fx => "fx",
+    };
+    let mut alts = Vec::new();
+    for n in names {
+        for (p, t) in [crate::syntax::ops::infix(n), crate::syntax::ops::prefix(n)].into_iter().flatten() {
+            let at = Cell::Atom(m.atoms.intern(n));
+            let ty = Cell::Atom(m.atoms.intern(ty_name(t)));
+            alts.push(vec![(a[0], Cell::Int(p as i64)), (a[1], ty), (a[2], at)]);
+        }
+    }
+    Ok(m.alternatives(alts))
+}
+
+impl Machine {
+    pub fn is_ground(&self, c: Cell) -> bool {
+        let mut stack = vec![c];
+        while let Some(c) = stack.pop() {
+            match self.store.deref(c) {
+                Cell::Ref(_) => return false,
+                Cell::Str(p) => {
+                    let Cell::Fun(_, n) = self.store.heap[p] else {
+                        continue;
+                    };
+                    stack.extend_from_slice(&self.store.heap[p + 1..p + 1 + n as usize]);
+                }
+                Cell::Lst(p) => stack.extend_from_slice(&self.store.heap[p..p + 2]),
+                _ => {}
+            }
+        }
+        true
+    }
+
+    /// The distinct unbound variables of a term, in depth-first order.
+    pub fn term_vars(&mut self, c: Cell) -> Vec<Cell> {
+        let mut vars = Vec::new();
+        let mut stack = vec![c];
+        while let Some(c) = stack.pop() {
+            match self.store.deref(c) {
+                Cell::Ref(a) => {
+                    vars.push(Cell::Ref(a));
+                    // Mark as seen.
+                    self.store.heap[a] = Cell::Fun(atom::VAR_, 0);
+                }
+                Cell::Str(p) => {
+                    let Cell::Fun(_, n) = self.store.heap[p] else {
+                        continue;
+                    };
+                    for i in (0..n as usize).rev() {
+                        stack.push(self.store.heap[p + 1 + i]);
+                    }
+                }
+                Cell::Lst(p) => {
+                    stack.push(self.store.heap[p + 1]);
+                    stack.push(self.store.heap[p]);
+                }
+                _ => {}
+            }
+        }
+        for v in &vars {
+            if let Cell::Ref(a) = v {
+                self.store.heap[*a] = Cell::Ref(*a);
+            }
+        }
+        vars
+    }
+
+    /// Tries a unification and undoes it.
+    pub fn probe_unify(&mut self, a: Cell, b: Cell) -> bool {
+        let mark = self.store.trail.len();
+        let saved = self.store.hb;
+        self.store.hb = usize::MAX;
+        let ok = self.store.unify(a, b);
+        self.store.undo_to(mark);
+        self.store.hb = saved;
+        ok
+    }
+
+    pub(super) fn unify_occurs(&mut self, a: Cell, b: Cell) -> bool {
+        // Unify, then reject if any binding made a cycle.
+        let mark = self.store.trail.len();
+        let saved = self.store.hb;
+        self.store.hb = usize::MAX;
+        let ok = self.store.unify(a, b);
+        let bound: Vec<usize> = self.store.trail[mark..].to_vec();
+        let cyclic = ok && bound.iter().any(|&v| self.reaches(self.store.heap[v], v));
+        if !ok || cyclic {
+            self.store.undo_to(mark);
+            self.store.hb = saved;
+            return false;
+        }
+        // Keep the bindings; re-trail only those older than hb.
+        self.store.trail.truncate(mark);
+        self.store.hb = saved;
+        for v in bound {
+            if v < saved {
+                self.store.trail.push(v);
+            }
+        }
+        true
+    }
+
+    /// Whether term `t` contains the variable at `v`.
+    pub(super) fn reaches(&self, t: Cell, v: usize) -> bool {
+        let mut stack = vec![t];
+        let mut steps = 0usize;
+        while let Some(c) = stack.pop() {
+            steps += 1;
+            if steps > 10_000_000 {
+                return true;
+            }
+            match c {
+                Cell::Ref(a) if a == v => return true,
+                Cell::Ref(a) => {
+                    let n = self.store.heap[a];
+                    if n != Cell::Ref(a) {
+                        stack.push(n);
+                    }
+                }
+                Cell::Str(p) => {
+                    let Cell::Fun(_, n) = self.store.heap[p] else {
+                        continue;
+                    };
+                    stack.extend_from_slice(&self.store.heap[p + 1..p + 1 + n as usize]);
+                }
+                Cell::Lst(p) => stack.extend_from_slice(&self.store.heap[p..p + 2]),
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// Standard order of terms.
+    pub fn compare_terms(&self, a: Cell, b: Cell) -> Ordering {
+        let mut stack = vec![(a, b)];
+        while let Some((x, y)) = stack.pop() {
+            let x = self.store.deref(x);
+            let y = self.store.deref(y);
+            let (rx, ry) = (type_rank(x), type_rank(y));
+            if rx != ry {
+                return rx.cmp(&ry);
+            }
+            let o = match (x, y) {
+                (Cell::Ref(p), Cell::Ref(q)) => p.cmp(&q),
+                (Cell::Int(_) | Cell::Flt(_), _) => compare_numbers(x, y),
+                (Cell::Atom(p), Cell::Atom(q)) => {
+                    if p == q {
+                        Ordering::Equal
+                    } else {
+                        self.atoms.name(p).cmp(self.atoms.name(q))
+                    }
+                }
+                (Cell::Text(p), Cell::Text(q)) => self.store.text(p).cmp(self.store.text(q)),
+                _ => {
+                    let (f, n) = self.store.functor(x).expect("compound");
+                    let (g, m) = self.store.functor(y).expect("compound");
+                    let o = n.cmp(&m).then_with(|| {
+                        if f == g { Ordering::Equal } else { self.atoms.name(f).cmp(self.atoms.name(g)) }
+                    });
+                    if o == Ordering::Equal {
+                        for i in (0..n).rev() {
+                            stack.push((self.store.arg(x, i), self.store.arg(y, i)));
+                        }
+                    }
+                    o
+                }
+            };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    }
+
+    /// Whether two terms are variants (equal up to renaming variables).
+    pub fn variant(&self, a: Cell, b: Cell) -> bool {
+        let mut map: Vec<(usize, usize)> = Vec::new();
+        let mut stack = vec![(a, b)];
+        while let Some((x, y)) = stack.pop() {
+            let x = self.store.deref(x);
+            let y = self.store.deref(y);
+            match (x, y) {
+                (Cell::Ref(p), Cell::Ref(q)) => {
+                    match (map.iter().find(|(l, _)| *l == p), map.iter().find(|(_, r)| *r == q)) {
+                        (None, None) => map.push((p, q)),
+                        (Some(&(_, r)), Some(&(l, _))) if r == q && l == p => {}
+                        _ => return false,
+                    }
+                }
+                (Cell::Str(_) | Cell::Lst(_), Cell::Str(_) | Cell::Lst(_)) => {
+                    let (f, n) = self.store.functor(x).expect("compound");
+                    let (g, m) = self.store.functor(y).expect("compound");
+                    if f != g || n != m {
+                        return false;
+                    }
+                    for i in 0..n {
+                        stack.push((self.store.arg(x, i), self.store.arg(y, i)));
+                    }
+                }
+                _ => {
+                    if type_rank(x) != type_rank(y) || self.compare_terms(x, y) != Ordering::Equal {
+                        return false;
+                    }
+                    if let (Cell::Int(_), Cell::Flt(_)) | (Cell::Flt(_), Cell::Int(_)) = (x, y) {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    pub(super) fn arith_cmp(&mut self, a: &[Cell], test: fn(Ordering) -> bool) -> Res {
+        let x = self.eval(a[0])?;
+        let y = self.eval(a[1])?;
+        Ok(test(arith::compare(x, y)))
+    }
+
+    /// Sorts a list: by whole terms (`key` 0) or by argument `key`.
+    pub(super) fn sort_list(&mut self, list: Cell, out: Cell, key: usize, ord: SortOrd) -> Res {
+        let items = self.list_vec(list)?;
+        let keyed: Vec<(Cell, Cell)> = if key == 0 {
+            items.iter().map(|&c| (c, c)).collect()
+        } else {
+            let mut v = Vec::with_capacity(items.len());
+            for &c in &items {
+                let d = self.store.deref(c);
+                match d {
+                    Cell::Str(_) | Cell::Lst(_) if self.store.functor(d).expect("compound").1 >= key => {
+                        v.push((self.store.arg(d, key - 1), c))
+                    }
+                    Cell::Ref(_) => return Err(self.inst_error()),
+                    _ => return Err(self.type_error(atom::COMPOUND, d)),
+                }
+            }
+            v
+        };
+        let mut keyed = keyed;
+        let desc = matches!(ord, SortOrd::Gt | SortOrd::Ge);
+        keyed.sort_by(|x, y| {
+            let o = self.compare_terms(x.0, y.0);
+            if desc { o.reverse() } else { o }
+        });
+        if matches!(ord, SortOrd::Lt | SortOrd::Gt) {
+            keyed.dedup_by(|x, y| self.compare_terms(x.0, y.0) == Ordering::Equal);
+        }
+        let cells: Vec<Cell> = keyed.into_iter().map(|(_, c)| c).collect();
+        let l = self.store.new_list(&cells);
+        Ok(self.store.unify(out, l))
+    }
+}
