@@ -93,3 +93,49 @@ fn a_file_that_is_not_text_is_a_clear_error() {
     assert_eq!(code, 2);
     assert!(err.contains("is not UTF-8 text"), "{err}");
 }
+
+#[test]
+fn game_commands_speak_json_in_the_documented_shapes() {
+    let g = ["--games", "games"];
+    let (out, _, code) = run(&["perft", "breakthrough", "2", g[0], g[1], "--json"], None);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["game"], "breakthrough");
+    assert_eq!(v["options"]["rows"], "8");
+    assert_eq!(v["depths"][1]["depth"], 2);
+    assert_eq!(v["depths"][1]["nodes"], 484);
+    assert!(v["depths"][1]["seconds"].is_number());
+
+    let (out, _, _) = run(&["moves", "breakthrough", g[0], g[1], "--after", "a2-a3 h7-h6", "--json"], None);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["to_move"], "white");
+    assert_eq!(v["moves"].as_array().unwrap().len(), 23);
+
+    let state = "s(black,5,5,1,1,white,b(e,e,e,e,e,e,e,e,e,e,e,e,e,e,e,e,e,e,e,b,e,e,e,e,w))";
+    let (out, err, code) = run(&["moves", "breakthrough", g[0], g[1], "--state", state, "--json"], None);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["game_over"]["result"], "winner");
+    assert_eq!(v["game_over"]["player"], "white");
+
+    let (out, _, _) = run(&["bench", "breakthrough", g[0], g[1], "--playouts", "20", "--seed", "1", "--json"], None);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["playouts"], 20);
+    let r = &v["results"];
+    assert_eq!(r["white"].as_u64().unwrap() + r["black"].as_u64().unwrap() + r["draw"].as_u64().unwrap(), 20);
+    assert!(v["average_length"].as_f64().unwrap() > 10.0);
+    assert!(v["playouts_per_second"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn bad_game_arguments_are_clear_errors() {
+    let (_, err, code) = run(&["perft", "chess", "2", "--games", "games"], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("no game named `chess`") && err.contains("breakthrough"), "{err}");
+    let (_, err, code) = run(&["moves", "breakthrough", "--games", "games", "--after", "a2-a5"], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("--after, move 1: `a2-a5` is not a legal move here"), "{err}");
+    let (_, err, code) = run(&["moves", "breakthrough", "--games", "games", "--state", "s(white, X)"], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("not ground"), "{err}");
+}
