@@ -140,6 +140,35 @@ impl Store {
         }
     }
 
+    /// Pushes the arguments of a compound cell (after deref) on `stack`,
+    /// last first, so that popping visits them left to right.
+    #[inline]
+    pub fn push_args(&self, c: Cell, stack: &mut Vec<Cell>) {
+        match c {
+            Cell::Str(p) => {
+                if let Cell::Fun(_, n) = self.heap[p] {
+                    stack.extend(self.heap[p + 1..p + 1 + n as usize].iter().rev());
+                }
+            }
+            Cell::Lst(p) => {
+                stack.push(self.heap[p + 1]);
+                stack.push(self.heap[p]);
+            }
+            _ => {}
+        }
+    }
+
+    /// The elements of a list and what ends it (`[]` for a proper list).
+    pub fn list_walk(&self, c: Cell) -> (Vec<Cell>, Cell) {
+        let mut v = Vec::new();
+        let mut l = self.deref(c);
+        while let Cell::Lst(p) = l {
+            v.push(self.heap[p]);
+            l = self.deref(self.heap[p + 1]);
+        }
+        (v, l)
+    }
+
     /// Argument `i` (0-based) of a compound cell.
     #[inline]
     pub fn arg(&self, c: Cell, i: usize) -> Cell {

@@ -266,18 +266,7 @@ impl Machine {
                     Some((_, n)) => *n += 1,
                     None => counts.push((a, 1)),
                 },
-                Cell::Str(p) => {
-                    let Cell::Fun(_, n) = self.store.heap[p] else {
-                        continue;
-                    };
-                    for i in (0..n as usize).rev() {
-                        stack.push(self.store.heap[p + 1 + i]);
-                    }
-                }
-                Cell::Lst(p) => {
-                    stack.push(self.store.heap[p + 1]);
-                    stack.push(self.store.heap[p]);
-                }
+                c @ (Cell::Str(_) | Cell::Lst(_)) => self.store.push_args(c, &mut stack),
                 _ => {}
             }
         }

@@ -364,34 +364,16 @@ impl Machine {
 
     /// The elements of a proper list, `None` if it is not one.
     pub fn list_items(&self, c: Cell) -> Option<Vec<Cell>> {
-        let mut v = Vec::new();
-        let mut l = self.store.deref(c);
-        loop {
-            match l {
-                Cell::Lst(p) => {
-                    v.push(self.store.heap[p]);
-                    l = self.store.deref(self.store.heap[p + 1]);
-                }
-                Cell::Atom(atom::NIL) => return Some(v),
-                _ => return None,
-            }
-        }
+        let (v, tail) = self.store.list_walk(c);
+        (tail == Cell::Atom(atom::NIL)).then_some(v)
     }
 
     /// The elements of a proper list, or the ISO error.
     pub fn list_vec(&mut self, c: Cell) -> Result<Vec<Cell>, Exc> {
-        let mut v = Vec::new();
-        let mut l = self.store.deref(c);
-        loop {
-            match l {
-                Cell::Lst(p) => {
-                    v.push(self.store.heap[p]);
-                    l = self.store.deref(self.store.heap[p + 1]);
-                }
-                Cell::Atom(atom::NIL) => return Ok(v),
-                Cell::Ref(_) => return Err(self.inst_error()),
-                _ => return Err(self.type_error(atom::LIST, c)),
-            }
+        match self.store.list_walk(c) {
+            (v, Cell::Atom(atom::NIL)) => Ok(v),
+            (_, Cell::Ref(_)) => Err(self.inst_error()),
+            _ => Err(self.type_error(atom::LIST, c)),
         }
     }
 

@@ -467,13 +467,7 @@ impl Machine {
         while let Some(c) = stack.pop() {
             match self.store.deref(c) {
                 Cell::Ref(_) => return false,
-                Cell::Str(p) => {
-                    let Cell::Fun(_, n) = self.store.heap[p] else {
-                        continue;
-                    };
-                    stack.extend_from_slice(&self.store.heap[p + 1..p + 1 + n as usize]);
-                }
-                Cell::Lst(p) => stack.extend_from_slice(&self.store.heap[p..p + 2]),
+                c @ (Cell::Str(_) | Cell::Lst(_)) => self.store.push_args(c, &mut stack),
                 _ => {}
             }
         }
@@ -491,18 +485,7 @@ impl Machine {
                     // Mark as seen.
                     self.store.heap[a] = Cell::Fun(atom::VAR_, 0);
                 }
-                Cell::Str(p) => {
-                    let Cell::Fun(_, n) = self.store.heap[p] else {
-                        continue;
-                    };
-                    for i in (0..n as usize).rev() {
-                        stack.push(self.store.heap[p + 1 + i]);
-                    }
-                }
-                Cell::Lst(p) => {
-                    stack.push(self.store.heap[p + 1]);
-                    stack.push(self.store.heap[p]);
-                }
+                c @ (Cell::Str(_) | Cell::Lst(_)) => self.store.push_args(c, &mut stack),
                 _ => {}
             }
         }
@@ -566,13 +549,7 @@ impl Machine {
                         stack.push(n);
                     }
                 }
-                Cell::Str(p) => {
-                    let Cell::Fun(_, n) = self.store.heap[p] else {
-                        continue;
-                    };
-                    stack.extend_from_slice(&self.store.heap[p + 1..p + 1 + n as usize]);
-                }
-                Cell::Lst(p) => stack.extend_from_slice(&self.store.heap[p..p + 2]),
+                c @ (Cell::Str(_) | Cell::Lst(_)) => self.store.push_args(c, &mut stack),
                 _ => {}
             }
         }
