@@ -2,8 +2,9 @@
 //! run: perft from the start and uniformly random playouts, both through
 //! the generic drivers of `src/game/driver.pl`.
 //!
-//! `cargo bench --bench games` (`PERFT_DEPTH=5` for the full perft 5,
-//! `PLAYOUTS=N` to change the number of playouts).
+//! `cargo bench --bench games`. Perft runs to the deepest depth of the
+//! game's `games/NAME.perft` table; `PERFT="breakthrough=5"` sets depths by
+//! game, `PLAYOUTS=N` the number of playouts.
 
 use std::path::Path;
 use std::process::Command;
@@ -23,7 +24,7 @@ fn swipl(root: &Path, game: &Path, goal: &str) -> Option<String> {
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let depth: u32 = std::env::var("PERFT_DEPTH").ok().and_then(|s| s.parse().ok()).unwrap_or(4);
+    let depths = std::env::var("PERFT").unwrap_or_default();
     let playouts: u64 = std::env::var("PLAYOUTS").ok().and_then(|s| s.parse().ok()).unwrap_or(300);
     println!("{:<14} {:<14} {:>12} {:>12} {:>12} {:>7}", "game", "workload", "result", "tabula", "swipl", "ratio");
     for path in tabula::game::list_games(&root.join("games")) {
@@ -31,6 +32,18 @@ fn main() {
         let opts = game.options_term(&[]).unwrap();
         let opts_text = game.engine().term_text(&opts);
         let state = game.initial_state(&opts, 0).unwrap();
+        let table = std::fs::read_to_string(path.with_extension("perft")).unwrap_or_default();
+        let deepest = table
+            .lines()
+            .take_while(|l| !l.starts_with("# options"))
+            .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+            .max();
+        let chosen = depths
+            .split(',')
+            .filter_map(|kv| kv.split_once('='))
+            .find(|(k, _)| *k == game.name)
+            .and_then(|(_, v)| v.parse().ok());
+        let depth: u32 = chosen.or(deepest).unwrap_or(3);
 
         let t = Instant::now();
         let nodes = game.perft(&state, depth).unwrap();
