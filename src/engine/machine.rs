@@ -341,6 +341,7 @@ impl Machine {
         }
     }
 
+    #[inline]
     fn check_limits(&mut self) -> Result<(), Exc> {
         if let Some(max) = self.limits.max_steps
             && self.steps > max
@@ -564,7 +565,15 @@ impl Machine {
         let mut work = std::mem::take(&mut self.hwork);
         work.clear();
         for k in (0..n as usize).rev() {
-            work.push((hp + 1 + k, self.store.heap[gp + 1 + k]));
+            let h = self.store.heap[gp + 1 + k];
+            // A variable seen for the first time just takes the argument.
+            if let Cell::Ref(v) = cells[hp + 1 + k]
+                && self.frame[v].is_none()
+            {
+                self.frame[v] = Some(h);
+                continue;
+            }
+            work.push((hp + 1 + k, h));
         }
         let mut ok = true;
         while let Some((ti, h)) = work.pop() {
