@@ -116,3 +116,13 @@ fn the_board_as_a_player_sees_it() {
     ));
     insta::assert_snapshot!(out);
 }
+
+#[test]
+fn no_mover_is_jumped_twice() {
+    let mut g = game();
+    // y1 jumps blue's y0 onto r0 (removing g9), then its own mid onto b0;
+    // jumping y0 again from b0 onto y2 would jump that mover twice.
+    let m = moves(&mut g, &state("yellow", &["y1", "mid", "g9"], &["y0", "r9"], "game_ends"));
+    assert!(m.contains(&"y1-r0-b0 x g9".to_string()), "{m:?}");
+    assert!(!m.iter().any(|t| t.starts_with("y1-r0-b0-y2")), "{m:?}");
+}
