@@ -43,15 +43,25 @@ fn options_prolog(opts: &[(String, String)], game: &mut Game) -> String {
     game.engine().term_text(&t)
 }
 
+/// Each game that has a perft table, loaded, with its table.
+fn games_with_tables() -> Vec<(PathBuf, Game, Vec<PerftSet>)> {
+    games()
+        .into_iter()
+        .filter_map(|path| {
+            let table = path.with_extension("perft");
+            table.exists().then(|| {
+                let (game, _) = Game::load(&path).unwrap();
+                let sets = perft_table(&table);
+                (path, game, sets)
+            })
+        })
+        .collect()
+}
+
 #[test]
 fn perft_tables_hold() {
-    for path in games() {
-        let table = path.with_extension("perft");
-        if !table.exists() {
-            continue;
-        }
-        let (mut game, _) = Game::load(&path).unwrap();
-        for (opts, rows) in perft_table(&table) {
+    for (path, mut game, sets) in games_with_tables() {
+        for (opts, rows) in sets {
             let o = game.options_term(&opts).unwrap();
             let s = game.initial_state(&o, 0).unwrap();
             for (d, n) in rows {
@@ -68,13 +78,8 @@ fn perft_matches_swipl() {
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for path in games() {
-        let table = path.with_extension("perft");
-        if !table.exists() {
-            continue;
-        }
-        let (mut game, _) = Game::load(&path).unwrap();
-        for (opts, rows) in perft_table(&table) {
+    for (path, mut game, sets) in games_with_tables() {
+        for (opts, rows) in sets {
             let o = options_prolog(&opts, &mut game);
             let depth = rows.iter().map(|r| r.0).max().unwrap();
             let goal = format!(

@@ -49,6 +49,10 @@ fn scenario(title: &str, s: &str, mv: &str) -> String {
 
 const EMPTY: &str = ". . . . . . . . .";
 
+/// White has three men and loses one to d1-d5.
+const THREE_LEFT: [&str; 9] =
+    [EMPTY, EMPTY, EMPTY, EMPTY, ". X O . . . . . O", EMPTY, EMPTY, ". . . . . . . . O", ". . . X . . . X X"];
+
 #[test]
 fn captures_and_endings() {
     let mut t = String::new();
@@ -117,28 +121,8 @@ fn captures_and_endings() {
         ),
         "d1-d5",
     ));
-    t.push_str(&scenario(
-        "lose_at 2: left with two men loses",
-        &state(
-            [EMPTY, EMPTY, EMPTY, EMPTY, ". X O . . . . . O", EMPTY, EMPTY, ". . . . . . . . O", ". . . X . . . X X"],
-            "black",
-            10,
-            2,
-            300,
-        ),
-        "d1-d5",
-    ));
-    t.push_str(&scenario(
-        "lose_at 1: two men left play on",
-        &state(
-            [EMPTY, EMPTY, EMPTY, EMPTY, ". X O . . . . . O", EMPTY, EMPTY, ". . . . . . . . O", ". . . X . . . X X"],
-            "black",
-            10,
-            1,
-            300,
-        ),
-        "d1-d5",
-    ));
+    t.push_str(&scenario("lose_at 2: left with two men loses", &state(THREE_LEFT, "black", 10, 2, 300), "d1-d5"));
+    t.push_str(&scenario("lose_at 1: two men left play on", &state(THREE_LEFT, "black", 10, 1, 300), "d1-d5"));
     t.push_str(&scenario(
         "max_plies: the 300th ply draws",
         &state(
