@@ -53,7 +53,7 @@ pub struct RulesArgs {
 }
 
 pub fn rules(a: RulesArgs) -> Result<i32, CliError> {
-    let mut s = open(&a.game)?;
+    let s = open(&a.game)?;
     println!("{}", s.game.title);
     if let Some(d) = &s.game.description {
         println!("\n{d}");
@@ -64,10 +64,12 @@ pub fn rules(a: RulesArgs) -> Result<i32, CliError> {
     } else {
         println!("Options (--option NAME=VALUE):");
         for o in &s.game.options {
-            println!("  {:<12} default {:<8} allowed {:<16} {}", o.name, o.default, o.allowed.to_string(), o.help);
+            println!("  {}={}  ({})", o.name, o.default, o.allowed);
+            if !o.help.is_empty() {
+                println!("      {}", o.help);
+            }
         }
     }
-    let _ = &mut s;
     Ok(0)
 }
 
