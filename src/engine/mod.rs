@@ -453,9 +453,15 @@ impl Engine {
         Ok(self.m.store.copy_out(c, &mut Vec::new()))
     }
 
-    /// A term as `writeq/1` writes it.
+    /// A term as `writeq/1` writes it, its variables named `_A`, `_B`...
     pub fn term_text(&mut self, t: &Tmpl) -> String {
         let c = self.m.store.copy_in(t, &mut Vec::new());
+        for (k, v) in self.m.term_vars(c).into_iter().enumerate() {
+            if let Cell::Ref(a) = v {
+                let n = Cell::Atom(self.m.atoms.intern(&format!("_{}", write::var_name(k as i64))));
+                self.m.store.heap[a] = self.m.store.new_struct(atoms::atom::VAR_, &[n]);
+            }
+        }
         self.m.format_term(c, &WriteOpts::writeq())
     }
 
