@@ -75,8 +75,6 @@ struct Columns {
     out: String,
     /// Byte offset where the current line starts.
     line_start: usize,
-    /// Byte offset where the current column segment starts.
-    seg_start: usize,
     /// Column of the previous column stop.
     last_stop: usize,
     /// Fill points in the current segment: byte offset and fill char.
@@ -92,7 +90,6 @@ impl Columns {
         self.out.push_str(s);
         if let Some(i) = s.rfind('\n') {
             self.line_start = self.out.len() - (s.len() - i - 1);
-            self.seg_start = self.line_start;
             self.last_stop = 0;
             self.fills.clear();
         }
@@ -116,14 +113,13 @@ impl Columns {
             }
         }
         self.last_stop = target.max(col);
-        self.seg_start = self.out.len();
         self.fills.clear();
     }
 }
 
 /// Formats `fmt` with `args`.
 pub fn format(m: &mut Machine, fmt: &str, args: &[Cell]) -> Result<String, Exc> {
-    let mut cols = Columns { out: String::new(), line_start: 0, seg_start: 0, last_stop: 0, fills: Vec::new() };
+    let mut cols = Columns { out: String::new(), line_start: 0, last_stop: 0, fills: Vec::new() };
     let mut args = args.iter().copied();
     let mut chars = fmt.chars().peekable();
     let mut next_arg = |m: &mut Machine| -> Result<Cell, Exc> {
@@ -141,7 +137,6 @@ pub fn format(m: &mut Machine, fmt: &str, args: &[Cell]) -> Result<String, Exc> 
         }
         // Numeric argument.
         let mut num: Option<i64> = None;
-        let mut fill_char = ' ';
         match chars.peek() {
             Some('*') => {
                 chars.next();
@@ -151,7 +146,6 @@ pub fn format(m: &mut Machine, fmt: &str, args: &[Cell]) -> Result<String, Exc> 
             Some('`') => {
                 chars.next();
                 let ch = chars.next().ok_or_else(|| format_error(m, "truncated format"))?;
-                fill_char = ch;
                 num = Some(ch as i64);
             }
             Some(d) if d.is_ascii_digit() => {
@@ -261,14 +255,9 @@ pub fn format(m: &mut Machine, fmt: &str, args: &[Cell]) -> Result<String, Exc> 
             }
             't' => {
                 let pos = cols.out.len();
-                cols.fills.push((
-                    pos,
-                    if num.is_some() && fill_char == ' ' {
-                        char::from_u32(num.unwrap_or(32) as u32).unwrap_or(' ')
-                    } else {
-                        fill_char
-                    },
-                ));
+                // `~`ct` and `~Nt` give the fill character (code N).
+                let fill = num.and_then(|c| u32::try_from(c).ok()).and_then(char::from_u32).unwrap_or(' ');
+                cols.fills.push((pos, fill));
             }
             '|' => {
                 let target = match num {
@@ -288,6 +277,5 @@ pub fn format(m: &mut Machine, fmt: &str, args: &[Cell]) -> Result<String, Exc> 
         return Err(format_error(m, "too many arguments"));
     }
     // A pending fill without a column stop does nothing.
-    let _ = cols.seg_start;
     Ok(cols.out)
 }

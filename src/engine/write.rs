@@ -179,11 +179,6 @@ impl Machine {
                 let name = self.atoms.name(f);
                 match n {
                     2 => ops::infix(name).map_or(0, |(p, _)| p),
-                    1 if name != "-" && name != "+"
-                        || !matches!(self.store.deref(self.store.heap[p + 1]), Cell::Int(_) | Cell::Flt(_)) =>
-                    {
-                        ops::prefix(name).map_or(0, |(p, _)| p)
-                    }
                     1 => ops::prefix(name).map_or(0, |(p, _)| p),
                     _ => 0,
                 }

@@ -345,11 +345,9 @@ pub(super) fn bi_keysort(m: &mut Machine, a: &[Cell]) -> Res {
         }
     }
     let mut items = items;
-    let mut err = false;
     items.sort_by(|&x, &y| {
         let kx = m.store.arg(m.store.deref(x), 0);
         let ky = m.store.arg(m.store.deref(y), 0);
-        let _ = &mut err;
         m.compare_terms(kx, ky)
     });
     let l = m.store.new_list(&items);

@@ -293,10 +293,8 @@ impl Machine {
             Conv::Number => match parse_number(s) {
                 Some(n) => n,
                 None => {
-                    let a = self.atoms.intern(s);
                     let f =
                         self.store.new_struct(atom::SYNTAX_ERROR, &[Cell::Atom(self.atoms.intern("illegal_number"))]);
-                    let _ = a;
                     return Err(self.error(f));
                 }
             },
@@ -323,9 +321,6 @@ impl Machine {
                 }
                 _ => self.text_of(l)?,
             };
-            if right == Conv::Number || right == Conv::String && left == Conv::Number {
-                // number_string(N, S): parse S when N is bound too.
-            }
             let r = self.store.deref(a[1]);
             if left == Conv::Number && !matches!(r, Cell::Ref(_)) {
                 // Compare as numbers: number_codes(X, " 12") etc.
