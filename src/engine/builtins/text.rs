@@ -286,8 +286,9 @@ impl Machine {
         }
     }
 
-    pub(super) fn make_text(&mut self, s: &str, kind: Conv) -> Result<Option<Cell>, Exc> {
-        Ok(Some(match kind {
+    /// Text as an atom, string, number, code list or char list.
+    pub(super) fn make_text(&mut self, s: &str, kind: Conv) -> Result<Cell, Exc> {
+        Ok(match kind {
             Conv::Atom => Cell::Atom(self.atoms.intern(s)),
             Conv::String => self.store.new_text(s),
             Conv::Number => match parse_number(s) {
@@ -306,7 +307,7 @@ impl Machine {
                 let cs: Vec<Cell> = s.chars().map(|c| Cell::Atom(self.atoms.intern(&c.to_string()))).collect();
                 self.store.new_list(&cs)
             }
-        }))
+        })
     }
 
     /// Converts between two text representations (`atom_codes/2` etc.).
@@ -330,7 +331,7 @@ impl Machine {
                     None => Ok(false),
                 };
             }
-            let v = self.make_text(&s, right)?.expect("text");
+            let v = self.make_text(&s, right)?;
             return Ok(self.store.unify(a[1], v));
         }
         let r = self.store.deref(a[1]);
@@ -338,17 +339,7 @@ impl Machine {
             return Err(self.inst_error());
         }
         let s = self.text_of(r)?;
-        if left == Conv::Number {
-            return match parse_number(&s) {
-                Some(n) => Ok(self.store.unify(a[0], n)),
-                None => {
-                    let f =
-                        self.store.new_struct(atom::SYNTAX_ERROR, &[Cell::Atom(self.atoms.intern("illegal_number"))]);
-                    Err(self.error(f))
-                }
-            };
-        }
-        let v = self.make_text(&s, left)?.expect("text");
+        let v = self.make_text(&s, left)?;
         Ok(self.store.unify(a[0], v))
     }
 
@@ -375,7 +366,7 @@ impl Machine {
         let (x, y) = (self.store.deref(a[0]), self.store.deref(a[1]));
         if !matches!(x, Cell::Ref(_)) && !matches!(y, Cell::Ref(_)) {
             let s = self.atomic_text(x)? + &self.atomic_text(y)?;
-            let v = self.make_text(&s, kind)?.expect("text");
+            let v = self.make_text(&s, kind)?;
             return Ok(self.store.unify(a[2], v));
         }
         let whole = self.store.deref(a[2]);
@@ -386,8 +377,8 @@ impl Machine {
         let mut alts = Vec::new();
         let idx: Vec<usize> = s.char_indices().map(|(i, _)| i).chain(std::iter::once(s.len())).collect();
         for i in idx {
-            let l = self.make_text(&s[..i], kind)?.expect("text");
-            let r = self.make_text(&s[i..], kind)?.expect("text");
+            let l = self.make_text(&s[..i], kind)?;
+            let r = self.make_text(&s[i..], kind)?;
             alts.push(vec![(a[0], l), (a[1], r)]);
         }
         Ok(self.alternatives(alts))
@@ -413,7 +404,7 @@ impl Machine {
         let mut alts = Vec::new();
         let mut push = |m: &mut Machine, bi: i64, li: i64| -> Result<(), Exc> {
             let text: String = chars[bi as usize..(bi + li) as usize].iter().collect();
-            let t = m.make_text(&text, kind)?.expect("text");
+            let t = m.make_text(&text, kind)?;
             alts.push(vec![(a[1], Cell::Int(bi)), (a[2], Cell::Int(li)), (a[3], Cell::Int(n - bi - li)), (a[4], t)]);
             Ok(())
         };
@@ -481,7 +472,7 @@ impl Machine {
     pub(super) fn case_convert(&mut self, a: &[Cell], upper: bool, string: bool) -> Res {
         let s = self.atomic_text(a[0])?;
         let t = if upper { s.to_uppercase() } else { s.to_lowercase() };
-        let v = self.make_text(&t, if string { Conv::String } else { Conv::Atom })?.expect("text");
+        let v = self.make_text(&t, if string { Conv::String } else { Conv::Atom })?;
         Ok(self.store.unify(a[1], v))
     }
 
