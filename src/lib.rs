@@ -17,6 +17,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod ai;
 pub mod cli;
 pub mod engine;
 pub mod game;

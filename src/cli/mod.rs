@@ -3,6 +3,7 @@
 
 mod check;
 mod games;
+mod matches;
 mod play;
 mod query;
 mod setup;
@@ -41,6 +42,9 @@ pub enum Command {
     Bench(games::BenchArgs),
     /// Play a game in the terminal.
     Play(play::PlayArgs),
+    /// Games between computer players, seats rotated: wins, draws, losses
+    /// and a 95% confidence interval per controller.
+    Match(matches::MatchArgs),
 }
 
 /// An error that ends a command: printed to stderr, exit code 2.
@@ -87,6 +91,7 @@ pub fn main() -> i32 {
             Command::Perft(a) => games::perft(a),
             Command::Bench(a) => games::bench(a),
             Command::Play(a) => play::run(a),
+            Command::Match(a) => matches::run(a),
         };
         match result {
             Ok(code) => code,

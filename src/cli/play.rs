@@ -3,6 +3,7 @@
 
 use super::CliError;
 use super::setup::{GameArgs, StartArgs, open};
+use crate::ai::{self, Controller, Kind};
 use crate::game::record::Record;
 use crate::game::{LegalMove, Outcome, State};
 use rand::{Rng, SeedableRng};
@@ -16,11 +17,15 @@ pub struct PlayArgs {
     pub game: GameArgs,
     #[command(flatten)]
     pub start: StartArgs,
-    /// Who plays a seat: SEAT=CONTROLLER, with CONTROLLER `human`, `random`
-    /// or `rules[:LEVEL]` (the game's own choose_move/3). Default: the
-    /// first seat human, the others random.
+    /// Who plays a seat: SEAT=CONTROLLER, with CONTROLLER `human`, `random`,
+    /// `greedy`, `minimax[:DEPTH]`, `mcts[:PLAYOUTS]` or `rules[:LEVEL]`
+    /// (the game's own choose_move/3). Default: the first seat human, the
+    /// others mcts with a time budget of about 1.5 seconds a move.
     #[arg(long = "seat", value_name = "SEAT=CONTROLLER")]
     pub seats: Vec<String>,
+    /// Time budget of the computer players, in seconds per move.
+    #[arg(long, value_name = "SECONDS")]
+    pub think: Option<f64>,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Write the game record to FILE after every move.
@@ -29,39 +34,6 @@ pub struct PlayArgs {
     /// Replay a record (checking every move) and continue the game.
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
-}
-
-/// Who chooses the moves of a seat.
-#[derive(Clone, Debug, PartialEq)]
-enum Controller {
-    Human,
-    Random,
-    Rules(i64),
-}
-
-impl Controller {
-    fn parse(s: &str) -> Result<Controller, CliError> {
-        let (name, arg) = s.split_once(':').map_or((s, None), |(a, b)| (a, Some(b)));
-        match (name, arg) {
-            ("human", None) => Ok(Controller::Human),
-            ("random", None) => Ok(Controller::Random),
-            ("rules", None) => Ok(Controller::Rules(1)),
-            ("rules", Some(l)) => {
-                l.parse().map(Controller::Rules).map_err(|_| CliError(format!("rules:LEVEL needs a number, not `{l}`")))
-            }
-            _ => Err(CliError(format!(
-                "unknown controller `{s}`: use human, random or rules[:LEVEL] (greedy, minimax and mcts come with the AI players)"
-            ))),
-        }
-    }
-
-    fn spec(&self) -> String {
-        match self {
-            Controller::Human => "human".into(),
-            Controller::Random => "random".into(),
-            Controller::Rules(l) => format!("rules:{l}"),
-        }
-    }
 }
 
 const HELP: &str = "Type a move in notation (e.g. as listed by `moves`), a unique prefix of one, or its number.
@@ -152,23 +124,44 @@ impl Play {
         Ok(())
     }
 
-    /// A computer player's move.
-    fn computer_move(&mut self, c: &Controller, legal: &[LegalMove]) -> Result<usize, CliError> {
-        match c {
-            Controller::Rules(level) if self.session.game.has("choose_move", 3) => {
-                let state = self.state().clone();
-                self.session.game.seed(self.rng.r#gen());
-                let m = self.session.game.choose_move(&state, *level)?;
-                legal.iter().position(|l| l.mv == m).ok_or_else(|| {
-                    CliError(format!(
-                        "choose_move/3 chose a move that is not legal: {}",
-                        self.session.game.engine().term_text(&m.0)
-                    ))
-                })
-            }
-            Controller::Rules(_) => Err(CliError("this game has no choose_move/3 for the rules controller".into())),
-            _ => Ok(self.rng.gen_range(0..legal.len())),
-        }
+    /// A computer player's move: the index of the move it chose among
+    /// the legal ones.
+    fn computer_move(&mut self, c: &Controller, legal: &[LegalMove]) -> Result<(usize, String), CliError> {
+        let state = self.state().clone();
+        let players = self.session.players.clone();
+        let choice = ai::choose(&mut self.session.game, &players, &state, c, self.rng.r#gen(), THREADS)?;
+        let k = ai::position_of(&mut self.session.game, legal, &choice)?;
+        Ok((k, choice.info))
+    }
+
+    /// The strongest computer player at the table, or the default one.
+    fn advisor(&self) -> Controller {
+        self.controllers
+            .iter()
+            .filter(|c| !c.is_human())
+            .max_by_key(|c| c.strength())
+            .cloned()
+            .unwrap_or_else(|| Controller { kind: Kind::Mcts(None), think: Some(ai::DEFAULT_THINK) })
+    }
+}
+
+/// Threads a computer player's search may use in `play`.
+const THREADS: usize = 2;
+
+/// Reads a record given with `--resume`.
+fn read_record(path: &PathBuf) -> Result<Record, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?;
+    Record::parse(&text).map_err(|e| CliError(format!("{}:{}: {}", path.display(), e.line, e.message)))
+}
+
+/// Who sees the board: the person to move, else the only person at the
+/// table, else a spectator.
+fn viewer_of(play: &Play, seat: Option<usize>) -> String {
+    let humans: Vec<usize> = (0..play.controllers.len()).filter(|&i| play.controllers[i].is_human()).collect();
+    match seat {
+        Some(i) if play.controllers[i].is_human() => play.session.players[i].clone(),
+        _ if humans.len() == 1 => play.session.players[humans[0]].clone(),
+        _ => "spectator".to_string(),
     }
 }
 
@@ -176,10 +169,7 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
     let mut session = open(&a.game)?;
     let resumed = match &a.resume {
         Some(path) => {
-            let text =
-                std::fs::read_to_string(path).map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?;
-            let r =
-                Record::parse(&text).map_err(|e| CliError(format!("{}:{}: {}", path.display(), e.line, e.message)))?;
+            let r = read_record(path)?;
             if r.game != session.game.name {
                 return Err(CliError(format!(
                     "{} is a record of {}, not {}",
@@ -199,8 +189,10 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
     };
     let seed = resumed.as_ref().map_or(a.seed, |r| r.seed);
     // Controllers: defaults, then the record's seats, then --seat.
-    let mut controllers: Vec<Controller> =
-        (0..session.players.len()).map(|i| if i == 0 { Controller::Human } else { Controller::Random }).collect();
+    let mut controllers: Vec<Controller> = (0..session.players.len())
+        .map(|i| Controller::parse(if i == 0 { "human" } else { "mcts" }, a.think))
+        .collect::<Result<_, _>>()
+        .map_err(CliError)?;
     let mut seat_specs: Vec<(String, String)> = resumed.as_ref().map(|r| r.seats.clone()).unwrap_or_default();
     for s in &a.seats {
         let (k, v) = s.split_once('=').ok_or_else(|| CliError(format!("--seat takes SEAT=CONTROLLER, not `{s}`")))?;
@@ -211,14 +203,29 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
         let i = session.players.iter().position(|p| p == seat).ok_or_else(|| {
             CliError(format!("no seat `{seat}` in {}; the seats are {}", session.game.name, session.players.join(", ")))
         })?;
-        controllers[i] = Controller::parse(spec)?;
+        controllers[i] = Controller::parse(spec, a.think).map_err(CliError)?;
     }
-    let start = session.start(&a.start, seed)?;
+    // The start: the record's, or --state / the initial state, then --after.
+    let start = match resumed.as_ref().and_then(|r| r.start.clone()) {
+        Some(text) => {
+            let path = a.resume.as_ref().expect("resumed from a file");
+            session.game.parse_state(&text).map_err(|e| CliError(format!("{}: start: {e}", path.display())))?
+        }
+        None => session.start(&a.start, seed)?,
+    };
+    // The start is written down when the seed and options alone do not
+    // give it back: a given state, moves played before, or a deal that
+    // the players must not be able to change.
+    let keep_start = session.game.hidden()
+        || a.start.state.is_some()
+        || a.start.after.is_some()
+        || resumed.as_ref().is_some_and(|r| r.start.is_some());
     let record = Record {
         game: session.game.name.clone(),
         options: session.option_pairs.clone(),
         seed,
-        seats: session.players.iter().cloned().zip(controllers.iter().map(Controller::spec)).collect(),
+        seats: session.players.iter().cloned().zip(controllers.iter().map(|c| c.to_string())).collect(),
+        start: keep_start.then(|| session.game.engine().term_text(&start.0)),
         moves: Vec::new(),
     };
     let mut play = Play {
@@ -251,20 +258,28 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
         play.save(&f)?;
     }
     let mut input = Input::new();
-    let humans = play.controllers.iter().filter(|c| **c == Controller::Human).count();
+    // With secrets and several people at one screen, the board is hidden
+    // between their turns.
+    let humans = play.controllers.iter().filter(|c| c.is_human()).count();
+    let screen_shared = humans >= 2 && play.session.game.hidden();
+    let mut last_viewer = String::new();
     loop {
         let state = play.state().clone();
         let over = play.session.game.outcome(&state)?;
         let mover = if over.is_none() { Some(play.session.game.to_move(&state)?) } else { None };
         let seat = mover.as_ref().map(|m| play.seat_of(m));
-        let viewer = match seat {
-            Some(i) if play.controllers[i] == Controller::Human => play.session.players[i].clone(),
-            _ if humans == 1 => {
-                let i = play.controllers.iter().position(|c| *c == Controller::Human).expect("one human");
-                play.session.players[i].clone()
+        let viewer = if over.is_some() && screen_shared { "spectator".to_string() } else { viewer_of(&play, seat) };
+        if screen_shared && viewer != "spectator" && viewer != last_viewer {
+            if std::io::stdout().is_terminal() {
+                print!("\x1b[2J\x1b[H");
             }
-            _ => "spectator".to_string(),
-        };
+            println!("\n{viewer}: your turn. Press Enter when only {viewer} can see the screen.");
+            if input.line("").is_none() {
+                println!("input ended; the game is not finished");
+                return Ok(0);
+            }
+        }
+        last_viewer = viewer.clone();
         play.draw(&viewer)?;
         if let Some(o) = over {
             match &o {
@@ -288,9 +303,17 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
             )));
         }
         let controller = play.controllers[seat].clone();
-        if controller != Controller::Human {
-            let k = play.computer_move(&controller, &legal)?;
-            println!("{mover} ({}) plays {}", controller.spec(), legal[k].text);
+        if !controller.is_human() {
+            let bar = super::setup::progress(None, &format!("{mover} ({controller}) is thinking"));
+            if let Some(b) = &bar {
+                b.enable_steady_tick(std::time::Duration::from_millis(100));
+            }
+            let chosen = play.computer_move(&controller, &legal);
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+            let (k, _) = chosen?;
+            println!("{mover} ({controller}) plays {}", legal[k].text);
             play.play_move(&legal[k])?;
             continue;
         }
@@ -323,7 +346,7 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
                         let s = play.state().clone();
                         let m = play.session.game.to_move(&s)?;
                         let i = play.seat_of(&m);
-                        if play.controllers[i] == Controller::Human {
+                        if play.controllers[i].is_human() {
                             break;
                         }
                     }
@@ -337,10 +360,9 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
                     break;
                 }
                 "hint" => {
-                    let c =
-                        if play.session.game.has("choose_move", 3) { Controller::Rules(1) } else { Controller::Random };
-                    let k = play.computer_move(&c, &legal)?;
-                    println!("hint ({}): {}", c.spec(), legal[k].text);
+                    let c = play.advisor();
+                    let (k, info) = play.computer_move(&c, &legal)?;
+                    println!("hint ({c}): {} ({info})", legal[k].text);
                 }
                 "save" => {
                     if rest.is_empty() {

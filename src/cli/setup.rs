@@ -15,7 +15,7 @@ pub struct GameArgs {
     #[arg(long = "option", short = 'o', value_name = "NAME=VALUE")]
     pub options: Vec<String>,
     /// The folder of the games (default: $TABULA_GAMES, ./games, or the crate's games/).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, visible_alias = "games-dir", value_name = "DIR")]
     pub games: Option<PathBuf>,
 }
 

@@ -12,15 +12,23 @@
 % '$playout'(+State, +Plies0, -Plies, -Result): uniformly random moves to
 % the end of the game.
 '$playout'(S, P0, P, R) :-
+    '$playout'(S, P0, 1000000000000, P, over(R), _).
+
+% '$playout'(+State, +Plies0, +Max, -Plies, -End, -Last): random moves
+% until the game is over (End = over(Result)) or Max plies are played
+% (End = cut); Last is the position reached.
+'$playout'(S, P0, Max, P, E, Last) :-
     (   game_over(S, R0)
-    ->  P = P0, R = R0
+    ->  P = P0, E = over(R0), Last = S
+    ;   P0 >= Max
+    ->  P = P0, E = cut, Last = S
     ;   findall(S1, move(S, _, S1), L),
         length(L, K),
         (   K =:= 0
-        ->  throw(error(no_legal_move(S), '$playout'/4))
+        ->  throw(error(no_legal_move(S), '$playout'/6))
         ;   I is random(K),
             nth0(I, L, S2),
             P1 is P0 + 1,
-            '$playout'(S2, P1, P, R)
+            '$playout'(S2, P1, Max, P, E, Last)
         )
     ).

@@ -103,6 +103,14 @@ impl fmt::Display for Outcome {
     }
 }
 
+/// How a random playout ended: the game is over, or it was cut off after
+/// the most plies asked for (with the position reached).
+#[derive(Clone, Debug)]
+pub enum PlayoutEnd {
+    Over(Outcome),
+    Cut(State),
+}
+
 /// A legal move in a position, with its notation and the position it
 /// leads to.
 #[derive(Clone, Debug)]
@@ -120,6 +128,8 @@ pub struct Game {
     pub title: String,
     pub description: Option<String>,
     pub options: Vec<OptionSpec>,
+    /// The text of the rules (to load the game again, e.g. in another thread).
+    pub source: String,
     has_notation: bool,
 }
 
@@ -206,6 +216,7 @@ impl Game {
             title: String::new(),
             description: None,
             options: Vec::new(),
+            source: src.to_string(),
             has_notation,
         };
         let t = game.call1("title", &[Arg::Out], "title/1")?;
@@ -363,6 +374,18 @@ impl Game {
 
     /// Every legal move with its notation and the next state.
     pub fn legal_moves(&mut self, s: &State) -> Result<Vec<LegalMove>, GameError> {
+        let succ = self.successors(s)?;
+        let mut out = Vec::with_capacity(succ.len());
+        for (mv, next) in succ {
+            let text = self.notation(&mv)?;
+            out.push(LegalMove { mv, text, next });
+        }
+        Ok(out)
+    }
+
+    /// Every legal move and the state it leads to, without notation (what
+    /// a search needs).
+    pub fn successors(&mut self, s: &State) -> Result<Vec<(Move, State)>, GameError> {
         let sols = self
             .engine
             .call("move", &[Arg::In(&s.0), Arg::Out, Arg::Out], usize::MAX)
@@ -377,11 +400,47 @@ impl Game {
                     self.engine.term_text(&mv)
                 )));
             }
-            let next = self.ground_state(next, "move/3")?;
-            let text = self.notation(&Move(mv.clone()))?;
-            out.push(LegalMove { mv: Move(mv), text, next });
+            out.push((Move(mv), self.ground_state(next, "move/3")?));
         }
         Ok(out)
+    }
+
+    /// Whether the game hides information (it defines `sample_state/3`).
+    pub fn hidden(&self) -> bool {
+        self.has("sample_state", 3)
+    }
+
+    /// A state `viewer` cannot tell apart from `s` (`sample_state/3`, drawn
+    /// with the engine's generator); `s` itself in a game without hidden
+    /// information.
+    pub fn sample_state(&mut self, s: &State, viewer: &str) -> Result<State, GameError> {
+        if !self.hidden() {
+            return Ok(s.clone());
+        }
+        let v = self.atom(viewer)?;
+        let r = self.call1("sample_state", &[Arg::In(&s.0), Arg::In(&v), Arg::Out], "sample_state/3")?;
+        self.ground_state(r.into_iter().next().expect("one output"), "sample_state/3")
+    }
+
+    /// `value(State, Player, Value)` as a number, if the game defines it.
+    pub fn value(&mut self, s: &State, player: &str) -> Result<Option<f64>, GameError> {
+        if !self.has("value", 3) {
+            return Ok(None);
+        }
+        let p = self.atom(player)?;
+        let r = self.call1("value", &[Arg::In(&s.0), Arg::In(&p), Arg::Out], "value/3")?;
+        match self.engine.value(&r[0]) {
+            Value::Int(i) => Ok(Some(i as f64)),
+            Value::Float(f) => Ok(Some(f)),
+            _ => Err(GameError::Rules(format!("value/3 must give a number, not {}", self.engine.term_text(&r[0])))),
+        }
+    }
+
+    /// A player name as a term.
+    fn atom(&mut self, name: &str) -> Result<Tmpl, GameError> {
+        self.engine
+            .parse_term(&crate::engine::write::format_atom(name, true))
+            .map_err(|e| GameError::Rules(e.to_string()))
     }
 
     /// How a move is written.
@@ -398,10 +457,7 @@ impl Game {
         if !self.engine.defined_arities("display").contains(&2) {
             return Ok(format!("{}\n", self.engine.term_text(&s.0)));
         }
-        let v = self
-            .engine
-            .parse_term(&crate::engine::write::format_atom(viewer, true))
-            .map_err(|e| GameError::Rules(e.to_string()))?;
+        let v = self.atom(viewer)?;
         self.engine.take_output();
         self.call1("display", &[Arg::In(&s.0), Arg::In(&v)], "display/2")?;
         Ok(self.engine.take_output())
@@ -414,10 +470,7 @@ impl Game {
         }
         let mut out = Vec::new();
         for p in players {
-            let pt = self
-                .engine
-                .parse_term(&crate::engine::write::format_atom(p, true))
-                .map_err(|e| GameError::Rules(e.to_string()))?;
+            let pt = self.atom(p)?;
             let r = self
                 .engine
                 .call("score", &[Arg::In(&s.0), Arg::In(&pt), Arg::Out], 1)
@@ -443,14 +496,50 @@ impl Game {
     /// One game of uniformly random moves from `s`: its length in plies and
     /// its result.
     pub fn playout(&mut self, s: &State) -> Result<(u64, Outcome), GameError> {
+        match self.random_playout(s, u64::MAX, None)? {
+            Some((plies, PlayoutEnd::Over(o))) => Ok((plies, o)),
+            _ => Err(GameError::Rules("random playout: did not end".into())),
+        }
+    }
+
+    /// Random moves from `s` until the game ends or `max_plies` are played;
+    /// `None` if `time` runs out first.
+    pub fn random_playout(
+        &mut self,
+        s: &State,
+        max_plies: u64,
+        time: Option<std::time::Duration>,
+    ) -> Result<Option<(u64, PlayoutEnd)>, GameError> {
         let zero = self.engine.parse_term("0").map_err(|e| GameError::Rules(e.to_string()))?;
-        let r = self.call1("$playout", &[Arg::In(&s.0), Arg::In(&zero), Arg::Out, Arg::Out], "random playout")?;
-        let plies = self.engine.value(&r[0]).as_int().unwrap_or(0) as u64;
-        let outcome = match self.engine.value(&r[1]) {
-            Value::Compound(f, a) if f == "winner" && a.len() == 1 => Outcome::Winner(value_text(&a[0])),
-            _ => Outcome::Draw,
+        let max = self
+            .engine
+            .parse_term(&max_plies.min(1_000_000_000_000).to_string())
+            .map_err(|e| GameError::Rules(e.to_string()))?;
+        let saved = self.engine.limits().clone();
+        if time.is_some() {
+            self.engine.set_limits(crate::engine::Limits { timeout: time, ..saved.clone() });
+        }
+        let r = self
+            .engine
+            .call("$playout", &[Arg::In(&s.0), Arg::In(&zero), Arg::In(&max), Arg::Out, Arg::Out, Arg::Out], 1);
+        self.engine.set_limits(saved);
+        let mut r = match r {
+            Ok(mut sols) => sols.pop().ok_or_else(|| GameError::Rules("random playout failed".into()))?,
+            Err(QueryError::Limit { resource, .. }) if resource == "time" && time.is_some() => return Ok(None),
+            Err(e) => return Err(rules_error("random playout", e)),
         };
-        Ok((plies, outcome))
+        let last = State(r.pop().expect("last state"));
+        let plies = self.engine.value(&r[0]).as_int().unwrap_or(0) as u64;
+        let end = match self.engine.value(&r[1]) {
+            Value::Compound(f, a) if f == "over" && a.len() == 1 => match &a[0] {
+                Value::Compound(w, p) if w == "winner" && p.len() == 1 => {
+                    PlayoutEnd::Over(Outcome::Winner(value_text(&p[0])))
+                }
+                _ => PlayoutEnd::Over(Outcome::Draw),
+            },
+            _ => PlayoutEnd::Cut(last),
+        };
+        Ok(Some((plies, end)))
     }
 
     /// Sets the seed of the engine's random generator.

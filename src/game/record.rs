@@ -22,6 +22,9 @@ pub struct Record {
     pub options: Vec<(String, String)>,
     pub seed: u64,
     pub seats: Vec<(String, String)>,
+    /// The starting state as a term, when options and seed alone do not
+    /// give it (a given position, or a deal of hidden hands).
+    pub start: Option<String>,
     /// Moves in notation, with the line each was read from (0 if new).
     pub moves: Vec<(String, usize)>,
 }
@@ -52,6 +55,9 @@ impl Record {
         let _ = writeln!(s, "seed: {}", self.seed);
         let seats: Vec<String> = self.seats.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let _ = writeln!(s, "seats: {}", seats.join(" "));
+        if let Some(t) = &self.start {
+            let _ = writeln!(s, "start: {t}");
+        }
         s.push_str("moves:\n");
         for (m, _) in &self.moves {
             s.push_str(m);
@@ -92,6 +98,7 @@ impl Record {
                     })?
                 }
                 "seats" => r.seats = pairs(value, line)?,
+                "start" => r.start = Some(value.to_string()),
                 "moves" => in_moves = true,
                 other => return Err(RecordError { line, message: format!("unknown key `{other}`") }),
             }
@@ -114,14 +121,16 @@ mod tests {
             options: vec![("rows".into(), "6".into())],
             seed: 7,
             seats: vec![("white".into(), "human".into()), ("black".into(), "random".into())],
+            start: Some("s(white, [a-b, 'c d'])".into()),
             moves: vec![("a2-a3".into(), 0), ("b7-b6".into(), 0)],
         };
         let back = Record::parse(&r.to_text()).unwrap();
         assert_eq!(back.game, "breakthrough");
         assert_eq!(back.options, r.options);
         assert_eq!(back.seats, r.seats);
+        assert_eq!(back.start, r.start);
         assert_eq!(back.moves.iter().map(|m| m.0.as_str()).collect::<Vec<_>>(), ["a2-a3", "b7-b6"]);
-        assert_eq!(back.moves[1].1, 8);
+        assert_eq!(back.moves[1].1, 9);
     }
 
     #[test]

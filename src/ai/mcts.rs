@@ -1,0 +1,290 @@
+//! Monte Carlo tree search: UCT with uniformly random playouts (run by the
+//! game driver in the engine; one that runs past [`PLAYOUT_CAP`] plies is
+//! scored by `value/3`) and a reward per seat, so it plays for whoever is to
+//! move with any number of players. In a game with hidden information each
+//! iteration descends a fresh sample of the position (`sample_state/3`)
+//! and only through the moves legal in that sample. With several threads
+//! each grows its own tree from its own seed and the root statistics are
+//! added up (root parallelism).
+
+use super::{Choice, Clock, rewards, seat};
+use crate::game::{Game, GameError, Move, Outcome, PlayoutEnd, State};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::path::Path;
+
+/// The exploration constant of UCB1 for rewards in [0, 1].
+const EXPLORE: f64 = 0.7;
+/// Plies a playout runs at most; a longer one is scored by `value/3`.
+const PLAYOUT_CAP: u64 = 60;
+
+struct Node {
+    /// The seat to move, once known.
+    mover: Option<usize>,
+    visits: f64,
+    /// Reward sums per seat.
+    reward: Vec<f64>,
+    /// Children: the move's hash, the move, the child's index.
+    children: Vec<(u64, Move, usize)>,
+    /// Cached outcome and successors (perfect information only: with
+    /// hidden information they depend on the sample).
+    terminal: Option<Vec<f64>>,
+    succ: Option<Vec<(Move, State)>>,
+}
+
+impl Node {
+    fn new(seats: usize) -> Node {
+        Node { mover: None, visits: 0.0, reward: vec![0.0; seats], children: Vec::new(), terminal: None, succ: None }
+    }
+}
+
+/// Root statistics of one tree: each root move as text with its visits
+/// and the mean reward of the player to move.
+type RootStats = Vec<(String, f64, f64)>;
+
+struct Tree<'a> {
+    game: &'a mut Game,
+    players: &'a [String],
+    nodes: Vec<Node>,
+    hidden: bool,
+    rng: ChaCha8Rng,
+    playouts: u64,
+}
+
+impl Tree<'_> {
+    /// One iteration: select, expand one node, play out, back up. `false`
+    /// when the time ran out during the playout (nothing is backed up).
+    fn iterate(&mut self, root: &State, me: &str, clock: &Clock) -> Result<bool, GameError> {
+        let mut s = if self.hidden { self.game.sample_state(root, me)? } else { root.clone() };
+        let mut path = vec![0usize];
+        let mut node = 0usize;
+        let result = loop {
+            if let Some(r) = self.nodes[node].terminal.clone() {
+                break r;
+            }
+            if self.hidden || self.nodes[node].mover.is_none() {
+                if let Some(o) = self.game.outcome(&s)? {
+                    let r = rewards(&o, self.players);
+                    if !self.hidden {
+                        self.nodes[node].terminal = Some(r.clone());
+                    }
+                    break r;
+                }
+                if self.nodes[node].mover.is_none() {
+                    let p = self.game.to_move(&s)?;
+                    self.nodes[node].mover = Some(seat(self.players, &p)?);
+                }
+            }
+            let succ = match &self.nodes[node].succ {
+                Some(v) => v.clone(),
+                None => {
+                    let v = self.game.successors(&s)?;
+                    if !self.hidden {
+                        self.nodes[node].succ = Some(v.clone());
+                    }
+                    v
+                }
+            };
+            if succ.is_empty() {
+                return Err(GameError::Rules("move/3 gives no move in a position that game_over/2 does not end".into()));
+            }
+            let hashes: Vec<u64> = succ.iter().map(|(m, _)| m.0.hash64()).collect();
+            let child_of = |n: &Node, i: usize| {
+                n.children.iter().find(|(h, m, _)| *h == hashes[i] && *m == succ[i].0).map(|c| c.2)
+            };
+            let untried: Vec<usize> = (0..succ.len()).filter(|&i| child_of(&self.nodes[node], i).is_none()).collect();
+            if !untried.is_empty() {
+                let i = untried[self.rng.gen_range(0..untried.len())];
+                let child = self.nodes.len();
+                self.nodes.push(Node::new(self.players.len()));
+                self.nodes[node].children.push((hashes[i], succ[i].0.clone(), child));
+                path.push(child);
+                let Some((_, end)) = self.game.random_playout(&succ[i].1, PLAYOUT_CAP, clock.left())? else {
+                    return Ok(false);
+                };
+                self.playouts += 1;
+                break match end {
+                    PlayoutEnd::Over(o) => rewards(&o, self.players),
+                    PlayoutEnd::Cut(last) => self.estimate(&last)?,
+                };
+            }
+            // Every legal move has a child: UCB1 for the player to move.
+            let mover = self.nodes[node].mover.expect("known mover");
+            let ln = self.nodes[node].visits.max(1.0).ln();
+            let mut best = (f64::NEG_INFINITY, 0, 0);
+            for i in 0..succ.len() {
+                let c = child_of(&self.nodes[node], i).expect("expanded");
+                let n = &self.nodes[c];
+                let ucb = n.reward[mover] / n.visits + EXPLORE * (ln / n.visits).sqrt();
+                if ucb > best.0 {
+                    best = (ucb, i, c);
+                }
+            }
+            s = succ[best.1].1.clone();
+            node = best.2;
+            path.push(node);
+        };
+        for &n in &path {
+            let node = &mut self.nodes[n];
+            node.visits += 1.0;
+            for (r, x) in node.reward.iter_mut().zip(&result) {
+                *r += x;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Rewards for a playout cut short: the seats `value/3` puts first
+    /// share the win; without `value/3`, a draw.
+    fn estimate(&mut self, s: &State) -> Result<Vec<f64>, GameError> {
+        let mut values = Vec::with_capacity(self.players.len());
+        for p in self.players {
+            match self.game.value(s, p)? {
+                Some(v) => values.push(v),
+                None => return Ok(rewards(&Outcome::Draw, self.players)),
+            }
+        }
+        let top = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let firsts = values.iter().filter(|&&v| v == top).count() as f64;
+        Ok(values.iter().map(|&v| if v == top { 1.0 / firsts } else { 0.0 }).collect())
+    }
+
+    fn root_stats(&mut self, me: usize) -> RootStats {
+        let children = self.nodes[0].children.clone();
+        children
+            .iter()
+            .map(|(_, m, c)| {
+                let n = &self.nodes[*c];
+                (self.game.engine().term_text(&m.0), n.visits, n.reward[me] / n.visits.max(1.0))
+            })
+            .collect()
+    }
+}
+
+/// Grows one tree for `iterations` (or until the clock runs out).
+fn grow(
+    game: &mut Game,
+    players: &[String],
+    root: &State,
+    me: &str,
+    iterations: u32,
+    clock: &Clock,
+    seed: u64,
+) -> Result<(RootStats, u64), GameError> {
+    game.seed(seed);
+    let hidden = game.hidden();
+    let mut tree = Tree {
+        game,
+        players,
+        nodes: vec![Node::new(players.len())],
+        hidden,
+        rng: ChaCha8Rng::seed_from_u64(seed),
+        playouts: 0,
+    };
+    for _ in 0..iterations {
+        if clock.over() || !tree.iterate(root, me, clock)? {
+            break;
+        }
+    }
+    let me_seat = seat(players, me)?;
+    Ok((tree.root_stats(me_seat), tree.playouts))
+}
+
+/// The seed of thread `k`'s tree.
+fn thread_seed(seed: u64, k: usize) -> u64 {
+    seed ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn choose(
+    game: &mut Game,
+    players: &[String],
+    state: &State,
+    me: &str,
+    budget: u32,
+    clock: Clock,
+    seed: u64,
+    threads: usize,
+) -> Result<Choice, GameError> {
+    let threads = threads.max(1);
+    let share = |k: usize| budget / threads as u32 + u32::from((k as u32) < budget % threads as u32);
+    let mut results: Vec<Result<(RootStats, u64), GameError>> = Vec::new();
+    if threads == 1 {
+        results.push(grow(game, players, state, me, share(0), &clock, thread_seed(seed, 0)));
+    } else {
+        // The other threads load their own copy of the rules (an engine is
+        // not shared between threads) and read the state from its text.
+        let text = game.engine().term_text(&state.0);
+        let (path, source) = (game.path.clone(), game.source.clone());
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (1..threads)
+                .map(|k| {
+                    let (text, path, source) = (&text, &path, &source);
+                    std::thread::Builder::new().stack_size(64 << 20).spawn_scoped(scope, move || {
+                        worker(path, source, text, players, me, share(k), &clock, thread_seed(seed, k))
+                    })
+                })
+                .collect();
+            results.push(grow(game, players, state, me, share(0), &clock, thread_seed(seed, 0)));
+            for h in handles {
+                results.push(match h {
+                    Ok(h) => h.join().unwrap_or_else(|_| Err(GameError::Rules("a search thread failed".into()))),
+                    Err(e) => Err(GameError::Rules(format!("cannot start a search thread: {e}"))),
+                });
+            }
+        });
+    }
+    // Add the trees' root statistics up, in thread order.
+    let mut total: Vec<(String, f64, f64)> = Vec::new();
+    let mut playouts = 0;
+    for r in results {
+        let (stats, n) = r?;
+        playouts += n;
+        for (m, visits, mean) in stats {
+            match total.iter_mut().find(|t| t.0 == m) {
+                Some(t) => {
+                    t.2 = (t.2 * t.1 + mean * visits) / (t.1 + visits).max(1.0);
+                    t.1 += visits;
+                }
+                None => total.push((m, visits, mean)),
+            }
+        }
+    }
+    // The most visited move (the better mean among equals).
+    let best = total.iter().fold(None::<&(String, f64, f64)>, |a, t| match a {
+        Some(b) if b.1 > t.1 || (b.1 == t.1 && b.2 >= t.2) => Some(b),
+        _ => Some(t),
+    });
+    let mv = match best {
+        Some((text, visits, mean)) => {
+            let t = game.engine().parse_term(text).map_err(|e| GameError::Rules(e.to_string()))?;
+            return Ok(Choice {
+                mv: Move(t),
+                info: format!("{playouts} playouts, {visits} visits, expected reward {mean:.2}"),
+            });
+        }
+        // No iteration finished in time: any legal move.
+        None => {
+            let succ = game.sample_state(state, me).and_then(|s| game.successors(&s))?;
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            super::pick(&mut rng, succ.len()).map(|k| succ[k].0.clone())?
+        }
+    };
+    Ok(Choice { mv, info: "no playout finished in time".into() })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn worker(
+    path: &Path,
+    source: &str,
+    state_text: &str,
+    players: &[String],
+    me: &str,
+    iterations: u32,
+    clock: &Clock,
+    seed: u64,
+) -> Result<(RootStats, u64), GameError> {
+    let (mut game, _) = Game::from_source(path, source)?;
+    let t = game.engine().parse_term(state_text).map_err(|e| GameError::Rules(e.to_string()))?;
+    grow(&mut game, players, &State(t), me, iterations, clock, seed)
+}
