@@ -21,4 +21,5 @@ pub mod ai;
 pub mod cli;
 pub mod engine;
 pub mod game;
+pub mod server;
 pub mod syntax;

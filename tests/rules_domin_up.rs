@@ -82,18 +82,8 @@ fn placements_passes_and_endings() {
         "c(2,0,2,7),c(3,0,2,3)",
         Some("2-7@0,0:1,0"),
     ));
-    t.push_str(&scenario(
-        "no placement: p1 passes (p2 can still place)",
-        "[p1-[2-3], p2-[1-7,4-4]]",
-        "",
-        Some("pass"),
-    ));
-    t.push_str(&scenario(
-        "the last tile wins",
-        "[p1-[0-7], p2-[2-2,4-4,5-5]]",
-        "",
-        Some("0-7@-2,0:-1,0"),
-    ));
+    t.push_str(&scenario("no placement: p1 passes (p2 can still place)", "[p1-[2-3], p2-[1-7,4-4]]", "", Some("pass")));
+    t.push_str(&scenario("the last tile wins", "[p1-[0-7], p2-[2-2,4-4,5-5]]", "", Some("0-7@-2,0:-1,0")));
     t.push_str(&scenario("nobody can place: the fewest tiles win", "[p1-[2-3], p2-[4-5,1-1]]", "", None));
     t.push_str(&scenario("nobody can place: a tie for fewest draws", "[p1-[2-3], p2-[4-5]]", "", None));
     insta::assert_snapshot!(t);

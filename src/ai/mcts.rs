@@ -86,7 +86,9 @@ impl Tree<'_> {
                 }
             };
             if succ.is_empty() {
-                return Err(GameError::Rules("move/3 gives no move in a position that game_over/2 does not end".into()));
+                return Err(GameError::Rules(
+                    "move/3 gives no move in a position that game_over/2 does not end".into(),
+                ));
             }
             let hashes: Vec<u64> = succ.iter().map(|(m, _)| m.0.hash64()).collect();
             let child_of = |n: &Node, i: usize| {

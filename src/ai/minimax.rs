@@ -77,7 +77,7 @@ fn from_tt(score: f64, ply: u32) -> f64 {
 impl Search<'_> {
     fn search(&mut self, s: &State, depth: u32, mut alpha: f64, mut beta: f64, ply: u32) -> Result<f64, Stop> {
         self.nodes += 1;
-        if self.nodes % 16 == 0 && self.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.nodes.is_multiple_of(16) && self.deadline.is_some_and(|d| Instant::now() >= d) {
             return Err(Stop::Time);
         }
         if let Some(o) = self.game.outcome(s)? {

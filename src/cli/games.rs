@@ -233,6 +233,7 @@ pub struct BenchArgs {
 pub fn bench(a: BenchArgs) -> Result<i32, CliError> {
     let mut s = open(&a.game)?;
     let state = s.start(&a.start, a.seed)?;
+    let fresh = a.start.state.is_none() && a.start.after.is_none();
     let limit = match (a.playouts, a.seconds) {
         (Some(n), _) => Some(n),
         (None, Some(_)) => None,
@@ -250,7 +251,10 @@ pub fn bench(a: BenchArgs) -> Result<i32, CliError> {
         if limit.is_some_and(|n| played >= n) || deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
-        let (len, outcome) = s.game.playout(&state)?;
+        // From the initial state, each playout gets its own seed (a game
+        // with a random setup, like a deal of tiles, is dealt anew).
+        let from = if fresh { s.game.initial_state(&s.options, a.seed.wrapping_add(played))? } else { state.clone() };
+        let (len, outcome) = s.game.playout(&from)?;
         played += 1;
         plies += len;
         match outcome {

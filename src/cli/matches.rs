@@ -145,8 +145,7 @@ pub fn run(a: MatchArgs) -> Result<i32, CliError> {
         .clamp(1, a.games.max(1));
     let bar = progress(Some(a.games as u64), "games");
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<GameResult, CliError>>>> =
-        Mutex::new((0..a.games).map(|_| None).collect());
+    let results: Mutex<Vec<Option<Result<GameResult, CliError>>>> = Mutex::new((0..a.games).map(|_| None).collect());
     let (path, source) = (session.game.path.clone(), session.game.source.clone());
     let option_pairs = session.option_pairs.clone();
     let failure: Mutex<Option<CliError>> = Mutex::new(None);
@@ -255,7 +254,11 @@ pub fn run(a: MatchArgs) -> Result<i32, CliError> {
         a.seed,
         secs,
         plies as f64 / played.max(1) as f64,
-        if unfinished > 0 { format!(", {unfinished} unfinished after {} plies (counted as draws)", a.max_plies) } else { String::new() }
+        if unfinished > 0 {
+            format!(", {unfinished} unfinished after {} plies (counted as draws)", a.max_plies)
+        } else {
+            String::new()
+        }
     );
     println!(
         "{:<16} {:>5} {:>5} {:>6} {:>6} {:>6}  {:<14} {:>12}",
@@ -266,7 +269,8 @@ pub fn run(a: MatchArgs) -> Result<i32, CliError> {
             Some(t) => format!("{} ({t} s)", r["spec"].as_str().unwrap_or("")),
             None => r["spec"].as_str().unwrap_or("").to_string(),
         };
-        let (w, d, l) = (r["wins"].as_u64().unwrap_or(0), r["draws"].as_u64().unwrap_or(0), r["losses"].as_u64().unwrap_or(0));
+        let (w, d, l) =
+            (r["wins"].as_u64().unwrap_or(0), r["draws"].as_u64().unwrap_or(0), r["losses"].as_u64().unwrap_or(0));
         println!(
             "{:<16} {:>5} {:>5} {:>6} {:>6} {:>6.3}  [{:.2}, {:.2}]  {:>10.3} s",
             spec,

@@ -6,6 +6,7 @@ mod games;
 mod matches;
 mod play;
 mod query;
+mod serve;
 mod setup;
 
 use clap::{Parser, Subcommand};
@@ -45,6 +46,8 @@ pub enum Command {
     /// Games between computer players, seats rotated: wins, draws, losses
     /// and a 95% confidence interval per controller.
     Match(matches::MatchArgs),
+    /// Serve games and queries over TCP (newline-delimited JSON).
+    Serve(serve::ServeArgs),
 }
 
 /// An error that ends a command: printed to stderr, exit code 2.
@@ -92,6 +95,7 @@ pub fn main() -> i32 {
             Command::Bench(a) => games::bench(a),
             Command::Play(a) => play::run(a),
             Command::Match(a) => matches::run(a),
+            Command::Serve(a) => serve::run(a),
         };
         match result {
             Ok(code) => code,

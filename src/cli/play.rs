@@ -141,7 +141,7 @@ impl Play {
             .filter(|c| !c.is_human())
             .max_by_key(|c| c.strength())
             .cloned()
-            .unwrap_or_else(|| Controller { kind: Kind::Mcts(None), think: Some(ai::DEFAULT_THINK) })
+            .unwrap_or(Controller { kind: Kind::Mcts(None), think: Some(ai::DEFAULT_THINK) })
     }
 }
 

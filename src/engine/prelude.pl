@@ -7,6 +7,8 @@
 once(G) :- call(G), !.
 ignore(G) :- (call(G) -> true ; true).
 forall(C, A) :- \+ (call(C), \+ call(A)).
+repeat.
+repeat :- repeat.
 _ ^ G :- call(G).
 apply(G, Args) :- G =.. L0, append(L0, Args, L1), G1 =.. L1, call(G1).
 

@@ -519,9 +519,11 @@ impl Game {
         if time.is_some() {
             self.engine.set_limits(crate::engine::Limits { timeout: time, ..saved.clone() });
         }
-        let r = self
-            .engine
-            .call("$playout", &[Arg::In(&s.0), Arg::In(&zero), Arg::In(&max), Arg::Out, Arg::Out, Arg::Out], 1);
+        let r = self.engine.call(
+            "$playout",
+            &[Arg::In(&s.0), Arg::In(&zero), Arg::In(&max), Arg::Out, Arg::Out, Arg::Out],
+            1,
+        );
         self.engine.set_limits(saved);
         let mut r = match r {
             Ok(mut sols) => sols.pop().ok_or_else(|| GameError::Rules("random playout failed".into()))?,

@@ -1,0 +1,367 @@
+//! `tabula serve`: scripted sessions (snapshots of the transcript),
+//! malformed input of every kind, a bounded load test with garbage
+//! clients, and a clean stop.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use tabula::game::{Game, Outcome};
+use tabula::server::{Config, Server};
+
+struct Running {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn start(config: Config) -> Running {
+    let server = Server::bind("127.0.0.1:0", config).unwrap();
+    let addr = server.local_addr().unwrap();
+    let stop = server.stop_flag();
+    let thread = std::thread::spawn(move || server.run().unwrap());
+    Running { addr, stop, thread: Some(thread) }
+}
+
+fn config() -> Config {
+    Config { games_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("games"), ..Config::default() }
+}
+
+struct Client {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+impl Client {
+    fn connect(addr: SocketAddr) -> Client {
+        let s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+        s.set_nodelay(true).unwrap();
+        Client { reader: BufReader::new(s.try_clone().unwrap()), writer: s }
+    }
+
+    fn send_raw(&mut self, line: &str) -> Value {
+        self.writer.write_all(format!("{line}\n").as_bytes()).unwrap();
+        self.read()
+    }
+
+    fn read(&mut self) -> Value {
+        let mut reply = String::new();
+        self.reader.read_line(&mut reply).unwrap();
+        serde_json::from_str(&reply).unwrap_or_else(|e| panic!("reply is not JSON ({e}): {reply:?}"))
+    }
+
+    fn send(&mut self, req: Value) -> Value {
+        self.send_raw(&req.to_string())
+    }
+}
+
+/// Sends each request and writes the exchange down (timings left out).
+fn transcript(c: &mut Client, script: &[Value]) -> String {
+    let mut t = String::new();
+    for req in script {
+        let mut reply = c.send(req.clone());
+        if let Some(m) = reply.as_object_mut() {
+            if m.contains_key("info") {
+                m.insert("info".into(), json!("(search summary)"));
+            }
+        }
+        t.push_str(&format!("> {req}\n< {reply}\n"));
+    }
+    t
+}
+
+#[test]
+fn scripted_sessions() {
+    let server = start(config());
+    let mut c = Client::connect(server.addr);
+    let bt = transcript(
+        &mut c,
+        &[
+            json!({"op": "new", "id": 1, "game": "breakthrough", "options": {"rows": 5, "cols": 5}, "seed": 1, "seats": {"black": "minimax:2"}}),
+            json!({"op": "moves", "id": 2, "session": 1}),
+            json!({"op": "play", "id": 3, "session": 1, "move": "b2-b3"}),
+            json!({"op": "play", "id": 4, "session": 1, "move": "a1-a5"}),
+            json!({"op": "ai", "id": 5, "session": 1}),
+            json!({"op": "ai", "id": 6, "session": 1, "controller": "greedy"}),
+            json!({"op": "display", "id": 7, "session": 1, "viewer": "white"}),
+            json!({"op": "query", "id": 8, "session": 1, "goal": "players([], P), length(P, N)"}),
+            json!({"op": "status", "id": 9, "session": 1}),
+            json!({"op": "close", "id": 10, "session": 1}),
+            json!({"op": "status", "id": 11, "session": 1}),
+        ],
+    );
+    insta::assert_snapshot!("breakthrough_session", bt);
+    let du = transcript(
+        &mut c,
+        &[
+            json!({"op": "new", "game": "domin-up", "options": {"players": 3}, "seed": 2, "seats": {"p2": "greedy", "p3": "rules:2"}}),
+            json!({"op": "display", "session": 2, "viewer": "p1"}),
+            json!({"op": "status", "session": 2}),
+            json!({"op": "ai", "session": 2}),
+            json!({"op": "ai", "session": 2, "controller": "mcts:20"}),
+            json!({"op": "display", "session": 2, "viewer": "p9"}),
+            json!({"op": "close", "session": 2}),
+        ],
+    );
+    insta::assert_snapshot!("domin_up_session", du);
+}
+
+#[test]
+fn malformed_requests_get_error_replies_and_the_connection_lives_on() {
+    let server = start(Config { max_line: 4096, query_time: Duration::from_secs(1), ..config() });
+    let mut c = Client::connect(server.addr);
+    let s = c.send(json!({"op": "new", "game": "breakthrough", "options": {"rows": 5, "cols": 5}}));
+    let session = s["session"].as_u64().unwrap();
+    let cases: Vec<(String, &str)> = vec![
+        ("{not json".into(), "bad_json"),
+        ("[1, 2]".into(), "bad_request"),
+        (json!({"id": 7}).to_string(), "bad_request"),
+        (json!({"op": 3}).to_string(), "bad_request"),
+        (json!({"op": "fly"}).to_string(), "bad_request"),
+        // new
+        (json!({"op": "new"}).to_string(), "bad_request"),
+        (json!({"op": "new", "game": 5}).to_string(), "bad_request"),
+        (json!({"op": "new", "game": "../../etc/passwd"}).to_string(), "unknown_game"),
+        (json!({"op": "new", "game": "chess"}).to_string(), "unknown_game"),
+        (json!({"op": "new", "game": "breakthrough", "options": {"size": 9}}).to_string(), "bad_option"),
+        (json!({"op": "new", "game": "breakthrough", "options": {"rows": 99}}).to_string(), "bad_option"),
+        (json!({"op": "new", "game": "breakthrough", "options": {"rows": true}}).to_string(), "bad_option"),
+        (json!({"op": "new", "game": "breakthrough", "options": [1]}).to_string(), "bad_request"),
+        (json!({"op": "new", "game": "breakthrough", "seed": -1}).to_string(), "bad_request"),
+        (json!({"op": "new", "game": "breakthrough", "seats": {"white": "deep_blue"}}).to_string(), "bad_controller"),
+        (json!({"op": "new", "game": "breakthrough", "seats": {"north": "random"}}).to_string(), "bad_request"),
+        (json!({"op": "new", "game": "breakthrough", "seats": "random"}).to_string(), "bad_request"),
+        // every session request
+        (json!({"op": "moves"}).to_string(), "bad_request"),
+        (json!({"op": "moves", "session": "one"}).to_string(), "bad_request"),
+        (json!({"op": "moves", "session": 999}).to_string(), "unknown_session"),
+        (json!({"op": "status", "session": -3}).to_string(), "bad_request"),
+        (json!({"op": "display", "session": 999}).to_string(), "unknown_session"),
+        (json!({"op": "close", "session": 999}).to_string(), "unknown_session"),
+        // play
+        (json!({"op": "play", "session": session}).to_string(), "bad_request"),
+        (json!({"op": "play", "session": session, "move": 12}).to_string(), "bad_request"),
+        (json!({"op": "play", "session": session, "move": "a1-a5"}).to_string(), "illegal_move"),
+        // ai
+        (json!({"op": "ai", "session": session}).to_string(), "bad_request"),
+        (json!({"op": "ai", "session": session, "controller": "human"}).to_string(), "bad_controller"),
+        (json!({"op": "ai", "session": session, "controller": "mcts:0"}).to_string(), "bad_controller"),
+        // display
+        (json!({"op": "display", "session": session, "viewer": "nobody"}).to_string(), "bad_request"),
+        (json!({"op": "display", "session": session, "viewer": 1}).to_string(), "bad_request"),
+        // query
+        (json!({"op": "query", "session": session}).to_string(), "bad_request"),
+        (json!({"op": "query", "session": session, "goal": "X = "}).to_string(), "query_syntax"),
+        (json!({"op": "query", "session": session, "goal": "repeat, fail"}).to_string(), "limit"),
+        (json!({"op": "query", "session": session, "goal": "throw(oops)"}).to_string(), "query_error"),
+        (json!({"op": "query", "session": session, "goal": "halt"}).to_string(), "query_error"),
+        (json!({"op": "query", "session": session, "goal": "undefined_thing(1)"}).to_string(), "query_error"),
+        // too long, then not UTF-8
+        ("x".repeat(10_000), "line_too_long"),
+    ];
+    for (line, code) in &cases {
+        let r = c.send_raw(line);
+        assert_eq!(r["ok"], json!(false), "{line}: {r}");
+        assert_eq!(r["error"]["code"], json!(code), "{line}: {r}");
+        assert!(!r["error"]["message"].as_str().unwrap().is_empty());
+    }
+    c.writer.write_all(&[0xff, 0xfe, b'\n']).unwrap();
+    assert_eq!(c.read()["error"]["code"], "bad_json");
+    // Ids are echoed on errors too; the session still works.
+    let r = c.send(json!({"op": "fly", "id": "x1"}));
+    assert_eq!(r["id"], "x1");
+    let r = c.send(json!({"op": "query", "session": session, "goal": "member(X, [a, b])"}));
+    assert_eq!(r["answers"], json!([{"X": "a"}, {"X": "b"}]), "{r}");
+    // Play the game out, then a move is refused as the game is over.
+    loop {
+        let r = c.send(json!({"op": "ai", "session": session, "controller": "random"}));
+        assert_eq!(r["ok"], true, "{r}");
+        if !r["status"]["game_over"].is_null() {
+            break;
+        }
+    }
+    let r = c.send(json!({"op": "ai", "session": session, "controller": "random"}));
+    assert_eq!(r["error"]["code"], "game_over", "{r}");
+}
+
+/// One client's random game: its moves chosen with its own seeded
+/// generator from the `moves` list.
+fn remote_game(addr: SocketAddr, seed: u64, latencies: &mut Vec<f64>) -> (Vec<String>, Value) {
+    let mut c = Client::connect(addr);
+    let mut timed = |c: &mut Client, req: Value| {
+        let t = Instant::now();
+        let r = c.send(req);
+        latencies.push(t.elapsed().as_secs_f64());
+        r
+    };
+    let r =
+        timed(&mut c, json!({"op": "new", "game": "breakthrough", "options": {"rows": 6, "cols": 6}, "seed": seed}));
+    let session = r["session"].as_u64().unwrap_or_else(|| panic!("{r}"));
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut played = Vec::new();
+    loop {
+        let r = timed(&mut c, json!({"op": "moves", "session": session}));
+        if r.get("game_over").is_some() {
+            let _ = timed(&mut c, json!({"op": "close", "session": session}));
+            return (played, r["game_over"].clone());
+        }
+        let moves = r["moves"].as_array().unwrap_or_else(|| panic!("{r}"));
+        let m = moves[rng.gen_range(0..moves.len())].as_str().unwrap().to_string();
+        let r = timed(&mut c, json!({"op": "play", "session": session, "move": m}));
+        assert_eq!(r["ok"], true, "{r}");
+        played.push(m);
+    }
+}
+
+/// The same game played here, without the server.
+fn local_game(seed: u64) -> (Vec<String>, Value) {
+    let (mut g, _) = Game::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/breakthrough.rules")).unwrap();
+    let o = g.options_term(&[("rows".into(), "6".into()), ("cols".into(), "6".into())]).unwrap();
+    let mut s = g.initial_state(&o, seed).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut played = Vec::new();
+    loop {
+        if let Some(o) = g.outcome(&s).unwrap() {
+            let v = match o {
+                Outcome::Winner(p) => json!({"result": "winner", "player": p}),
+                Outcome::Draw => json!({"result": "draw"}),
+            };
+            return (played, v);
+        }
+        let legal = g.legal_moves(&s).unwrap();
+        let k = rng.gen_range(0..legal.len());
+        played.push(legal[k].text.clone());
+        s = legal[k].next.clone();
+    }
+}
+
+#[test]
+fn load_many_clients_with_garbage_in_between() {
+    let server = start(Config { max_line: 1024, ..config() });
+    let addr = server.addr;
+    let clients = 32;
+    let started = Instant::now();
+    let mut handles = Vec::new();
+    for seed in 0..clients {
+        handles.push(std::thread::spawn(move || {
+            let mut lat = Vec::new();
+            let game = remote_game(addr, seed, &mut lat);
+            (seed, game, lat)
+        }));
+    }
+    // Clients that misbehave meanwhile.
+    let mut bad = Vec::new();
+    for k in 0..8u64 {
+        bad.push(std::thread::spawn(move || {
+            let mut rng = ChaCha8Rng::seed_from_u64(1000 + k);
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+            match k % 4 {
+                // Random bytes, then hang up.
+                0 => {
+                    let junk: Vec<u8> = (0..5000).map(|_| rng.r#gen()).collect();
+                    let _ = s.write_all(&junk);
+                }
+                // An oversized line, then a good request on the same connection.
+                1 => {
+                    s.write_all(&vec![b'{'; 50_000]).unwrap();
+                    s.write_all(b"\n{\"op\":\"new\",\"game\":\"campo-bello\",\"id\":5}\n").unwrap();
+                    let mut r = BufReader::new(s);
+                    let mut l = String::new();
+                    r.read_line(&mut l).unwrap();
+                    assert!(l.contains("line_too_long"), "{l}");
+                    l.clear();
+                    r.read_line(&mut l).unwrap();
+                    assert!(l.contains("\"ok\":true") && l.contains("\"id\":5"), "{l}");
+                }
+                // Half-closed: a request, then no more writing; the reply still comes.
+                2 => {
+                    s.write_all(b"{\"op\":\"status\",\"session\":424242}\n").unwrap();
+                    s.shutdown(Shutdown::Write).unwrap();
+                    let mut l = String::new();
+                    BufReader::new(s).read_line(&mut l).unwrap();
+                    assert!(l.contains("unknown_session"), "{l}");
+                }
+                // A request cut off mid-line by a disconnect.
+                _ => {
+                    let _ = s.write_all(b"{\"op\":\"new\",\"game\":\"break");
+                }
+            }
+        }));
+    }
+    let mut lat = Vec::new();
+    for h in handles {
+        let (seed, remote, l) = h.join().unwrap();
+        assert_eq!(remote, local_game(seed), "game {seed} differs from the same seeded game played locally");
+        lat.extend(l);
+    }
+    for b in bad {
+        b.join().unwrap();
+    }
+    let secs = started.elapsed().as_secs_f64();
+    lat.sort_by(f64::total_cmp);
+    let pct = |p: f64| lat[((lat.len() - 1) as f64 * p) as usize] * 1000.0;
+    eprintln!(
+        "load: {clients} clients, {} requests in {secs:.2} s = {:.0} requests/s; latency ms p50 {:.2} p90 {:.2} p99 {:.2} max {:.2}",
+        lat.len(),
+        lat.len() as f64 / secs,
+        pct(0.5),
+        pct(0.9),
+        pct(0.99),
+        pct(1.0)
+    );
+    // The server is still fine.
+    let mut c = Client::connect(addr);
+    assert_eq!(c.send(json!({"op": "new", "game": "breakthrough"}))["ok"], true);
+}
+
+#[test]
+fn limits_on_sessions_and_idle_connections() {
+    let server = start(Config { max_sessions: 2, ..config() });
+    let mut c = Client::connect(server.addr);
+    assert_eq!(c.send(json!({"op": "new", "game": "breakthrough"}))["ok"], true);
+    assert_eq!(c.send(json!({"op": "new", "game": "breakthrough"}))["ok"], true);
+    let r = c.send(json!({"op": "new", "game": "breakthrough"}));
+    assert_eq!(r["error"]["code"], "too_many_sessions", "{r}");
+    // Closing one makes room.
+    assert_eq!(c.send(json!({"op": "close", "session": 1}))["ok"], true);
+    assert_eq!(c.send(json!({"op": "new", "game": "breakthrough"}))["ok"], true);
+
+    // Idle: the server says so and closes; the idle sessions end too.
+    let server = start(Config { idle: Duration::from_millis(300), ..config() });
+    let mut c = Client::connect(server.addr);
+    assert_eq!(c.send(json!({"op": "new", "game": "breakthrough"}))["ok"], true);
+    std::thread::sleep(Duration::from_millis(700));
+    let r = c.read();
+    assert_eq!(r["error"]["code"], "idle", "{r}");
+    let mut c2 = Client::connect(server.addr);
+    assert_eq!(c2.send(json!({"op": "status", "session": 1}))["error"]["code"], "unknown_session");
+}
+
+#[test]
+fn stopping_closes_connections() {
+    let mut server = start(config());
+    let mut c = Client::connect(server.addr);
+    assert_eq!(c.send(json!({"op": "new", "game": "breakthrough"}))["ok"], true);
+    let t = Instant::now();
+    server.stop.store(true, Ordering::SeqCst);
+    server.thread.take().unwrap().join().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5));
+    let mut l = String::new();
+    assert_eq!(c.reader.read_line(&mut l).unwrap_or(0), 0, "the connection is closed");
+}
