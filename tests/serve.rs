@@ -75,10 +75,10 @@ fn transcript(c: &mut Client, script: &[Value]) -> String {
     let mut t = String::new();
     for req in script {
         let mut reply = c.send(req.clone());
-        if let Some(m) = reply.as_object_mut() {
-            if m.contains_key("info") {
-                m.insert("info".into(), json!("(search summary)"));
-            }
+        if let Some(m) = reply.as_object_mut()
+            && m.contains_key("info")
+        {
+            m.insert("info".into(), json!("(search summary)"));
         }
         t.push_str(&format!("> {req}\n< {reply}\n"));
     }
