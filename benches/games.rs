@@ -29,15 +29,14 @@ fn main() {
     println!("{:<14} {:<14} {:>12} {:>12} {:>12} {:>7}", "game", "workload", "result", "tabula", "swipl", "ratio");
     for path in tabula::game::list_games(&root.join("games")) {
         let (mut game, _) = Game::load(&path).expect("game loads");
-        let opts = game.options_term(&[]).unwrap();
+        // The first option set of the perft table that has counts (a game
+        // dealt at random has counts only for explicit deals, which both
+        // engines start from alike).
+        let table = std::fs::read_to_string(path.with_extension("perft")).unwrap_or_default();
+        let (set, deepest) = first_set(&table);
+        let opts = game.options_term(&set).unwrap();
         let opts_text = game.engine().term_text(&opts);
         let state = game.initial_state(&opts, 0).unwrap();
-        let table = std::fs::read_to_string(path.with_extension("perft")).unwrap_or_default();
-        let deepest = table
-            .lines()
-            .take_while(|l| !l.starts_with("# options"))
-            .filter_map(|l| l.split_whitespace().next()?.parse().ok())
-            .max();
         let chosen = depths
             .split(',')
             .filter_map(|kv| kv.split_once('='))
@@ -87,6 +86,26 @@ fn main() {
             "playouts/s",
         );
     }
+}
+
+/// The options and deepest depth of the first set of a perft table with
+/// rows (`# options k=v ...` lines start a set).
+fn first_set(table: &str) -> (Vec<(String, String)>, Option<u32>) {
+    let mut set = Vec::new();
+    let mut deepest = None;
+    for line in table.lines() {
+        if let Some(o) = line.strip_prefix("# options") {
+            if deepest.is_some() {
+                break;
+            }
+            set = o.split_whitespace().filter_map(|kv| kv.split_once('=')).map(|(k, v)| (k.into(), v.into())).collect();
+        } else if !line.starts_with('#')
+            && let Some(d) = line.split_whitespace().next().and_then(|d| d.parse::<u32>().ok())
+        {
+            deepest = deepest.max(Some(d));
+        }
+    }
+    (set, deepest)
 }
 
 fn row(game: &str, work: &str, result: &str, ours: f64, theirs: Option<f64>, unit: &str) {

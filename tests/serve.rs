@@ -201,12 +201,13 @@ fn malformed_requests_get_error_replies_and_the_connection_lives_on() {
 
 /// One client's random game: its moves chosen with its own seeded
 /// generator from the `moves` list.
-fn remote_game(addr: SocketAddr, seed: u64, latencies: &mut Vec<f64>) -> (Vec<String>, Value) {
+fn remote_game(addr: SocketAddr, seed: u64, latencies: &mut Vec<(bool, f64)>) -> (Vec<String>, Value) {
     let mut c = Client::connect(addr);
     let mut timed = |c: &mut Client, req: Value| {
+        let opening = req["op"] == "new";
         let t = Instant::now();
         let r = c.send(req);
-        latencies.push(t.elapsed().as_secs_f64());
+        latencies.push((opening, t.elapsed().as_secs_f64()));
         r
     };
     let r =
@@ -314,16 +315,20 @@ fn load_many_clients_with_garbage_in_between() {
         b.join().unwrap();
     }
     let secs = started.elapsed().as_secs_f64();
-    lat.sort_by(f64::total_cmp);
-    let pct = |p: f64| lat[((lat.len() - 1) as f64 * p) as usize] * 1000.0;
+    let total = lat.len();
+    // Latency percentiles in ms: every request, then `moves`/`play` only
+    // (a `new` loads the rules).
+    let pct = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let at = |p: f64| v[((v.len() - 1) as f64 * p) as usize] * 1000.0;
+        format!("p50 {:.2} p90 {:.2} p99 {:.2} max {:.2}", at(0.5), at(0.9), at(0.99), at(1.0))
+    };
     eprintln!(
-        "load: {clients} clients, {} requests in {secs:.2} s = {:.0} requests/s; latency ms p50 {:.2} p90 {:.2} p99 {:.2} max {:.2}",
-        lat.len(),
-        lat.len() as f64 / secs,
-        pct(0.5),
-        pct(0.9),
-        pct(0.99),
-        pct(1.0)
+        "load: {clients} clients, {total} requests in {secs:.2} s = {:.0} requests/s; latency ms: all {}; moves/play {}; new {}",
+        total as f64 / secs,
+        pct(lat.iter().map(|l| l.1).collect()),
+        pct(lat.iter().filter(|l| !l.0).map(|l| l.1).collect()),
+        pct(lat.iter().filter(|l| l.0).map(|l| l.1).collect())
     );
     // The server is still fine.
     let mut c = Client::connect(addr);
@@ -364,4 +369,34 @@ fn stopping_closes_connections() {
     assert!(t.elapsed() < Duration::from_secs(5));
     let mut l = String::new();
     assert_eq!(c.reader.read_line(&mut l).unwrap_or(0), 0, "the connection is closed");
+}
+
+#[test]
+fn the_command_stops_cleanly_on_ctrl_c() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    let addr: SocketAddr = first.split_whitespace().find_map(|w| w.parse().ok()).unwrap_or_else(|| panic!("{first}"));
+    let mut c = Client::connect(addr);
+    assert_eq!(c.send(json!({"op": "new", "game": "campo-bello"}))["ok"], true);
+    let killed = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "the server did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    assert!(rest.contains("stopped"), "{rest}");
 }
