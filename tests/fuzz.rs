@@ -148,6 +148,12 @@ fn mutated_fixtures_never_panic() {
 }
 
 #[test]
+fn meta_predicates_without_arguments_are_plain_goals() {
+    // Found by the mutation test: `call` and `maplist` as bare atoms.
+    check("p :- call.\nq :- maplist.\nr :- call(call).");
+}
+
+#[test]
 fn deeply_nested_input_is_an_error_not_a_crash() {
     for depth in [100, 1_000, 100_000] {
         let text = format!("p({}x{}).", "f(".repeat(depth), ")".repeat(depth));

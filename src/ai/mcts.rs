@@ -75,15 +75,11 @@ impl Tree<'_> {
                     self.nodes[node].mover = Some(seat(self.players, &p)?);
                 }
             }
-            let succ = match &self.nodes[node].succ {
-                Some(v) => v.clone(),
-                None => {
-                    let v = self.game.successors(&s)?;
-                    if !self.hidden {
-                        self.nodes[node].succ = Some(v.clone());
-                    }
-                    v
-                }
+            // Taken out of the node while in use, put back below (kept
+            // only with perfect information).
+            let succ = match self.nodes[node].succ.take() {
+                Some(v) => v,
+                None => self.game.successors(&s)?,
             };
             if succ.is_empty() {
                 return Err(GameError::Rules(
@@ -101,7 +97,11 @@ impl Tree<'_> {
                 self.nodes.push(Node::new(self.players.len()));
                 self.nodes[node].children.push((hashes[i], succ[i].0.clone(), child));
                 path.push(child);
-                let Some((_, end)) = self.game.random_playout(&succ[i].1, PLAYOUT_CAP, clock.left())? else {
+                let playout = self.game.random_playout(&succ[i].1, PLAYOUT_CAP, clock.left());
+                if !self.hidden {
+                    self.nodes[node].succ = Some(succ);
+                }
+                let Some((_, end)) = playout? else {
                     return Ok(false);
                 };
                 self.playouts += 1;
@@ -123,6 +123,9 @@ impl Tree<'_> {
                 }
             }
             s = succ[best.1].1.clone();
+            if !self.hidden {
+                self.nodes[node].succ = Some(succ);
+            }
             node = best.2;
             path.push(node);
         };

@@ -210,7 +210,6 @@ fn best_of(scored: &[(usize, f64)]) -> (Vec<usize>, f64) {
 
 pub(super) fn choose(
     game: &mut Game,
-    _players: &[String],
     state: &State,
     me: &str,
     depth: Option<u32>,

@@ -195,7 +195,7 @@ pub fn choose(
             let k = pick(&mut rng, legal.len())?;
             Choice { mv: legal[k].0.clone(), info: format!("1 of {} moves at random", legal.len()) }
         }
-        Kind::Greedy => greedy(game, players, state, &mover, &mut rng)?,
+        Kind::Greedy => greedy(game, state, &mover, &mut rng)?,
         Kind::Rules(level) => {
             if !game.has("choose_move", 3) {
                 return Err(GameError::Rules(format!(
@@ -206,7 +206,7 @@ pub fn choose(
             let sample = game.sample_state(state, &mover)?;
             Choice { mv: game.choose_move(&sample, *level)?, info: format!("choose_move/3 at level {level}") }
         }
-        Kind::Minimax(depth) => minimax::choose(game, players, state, &mover, *depth, clock, &mut rng)?,
+        Kind::Minimax(depth) => minimax::choose(game, state, &mover, *depth, clock, &mut rng)?,
         Kind::Mcts(playouts) => {
             let budget = match (playouts, ctl.think) {
                 (Some(n), _) => *n,
@@ -246,13 +246,7 @@ pub(crate) fn heuristic(game: &mut Game, s: &State, me: &str) -> Result<f64, Gam
 
 /// The move with the best `value/3` one move ahead (a win first, a loss
 /// last), at random among equals.
-fn greedy(
-    game: &mut Game,
-    _players: &[String],
-    state: &State,
-    me: &str,
-    rng: &mut ChaCha8Rng,
-) -> Result<Choice, GameError> {
+fn greedy(game: &mut Game, state: &State, me: &str, rng: &mut ChaCha8Rng) -> Result<Choice, GameError> {
     let sample = game.sample_state(state, me)?;
     let succ = game.successors(&sample)?;
     let mut best: Vec<usize> = Vec::new();

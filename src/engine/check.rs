@@ -36,8 +36,8 @@ fn meta_args(name: &str, arity: usize) -> Vec<(usize, usize)> {
             vec![(1, 0)]
         }
         ("catch", 3) => vec![(0, 0), (2, 0)],
-        ("call", n) => vec![(0, n - 1)],
-        ("maplist", n) => vec![(0, n - 1)],
+        ("call", n) if n >= 1 => vec![(0, n - 1)],
+        ("maplist", n) if n >= 2 => vec![(0, n - 1)],
         ("include", 3) | ("exclude", 3) | ("partition", 4) => vec![(0, 1)],
         ("foldl", n) if (4..=6).contains(&n) => vec![(0, n - 1)],
         ("predsort", 3) => vec![(0, 3)],
