@@ -40,6 +40,10 @@ pub enum Command {
     /// Perft counts (leaves of the move tree) for depths 1..DEPTH.
     Perft(games::PerftArgs),
     /// Uniformly random playouts: speed, average length, results by seat.
+    ///
+    /// From the initial state each playout gets its own setup (seed + i), so
+    /// a game dealt at random is dealt anew; with --state or --after every
+    /// playout starts from that one position.
     Bench(games::BenchArgs),
     /// Play a game in the terminal.
     Play(play::PlayArgs),
