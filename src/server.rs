@@ -313,7 +313,13 @@ fn dispatch(shared: &Arc<Shared>, req: Map<String, Value>) -> Reply {
             let tx = tx.ok_or_else(unknown)?;
             let (reply_tx, reply_rx) = mpsc::channel();
             tx.send(Job { req, reply: reply_tx }).map_err(|_| unknown())?;
-            reply_rx.recv().map_err(|_| unknown())?
+            let reply = reply_rx.recv().map_err(|_| unknown())?;
+            if op == "close" && reply.is_ok() {
+                // The slot is free once the client hears so (the session's
+                // thread also removes itself as it ends).
+                shared.sessions.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+            }
+            reply
         }
         other => Err(fail("bad_request", format!("unknown op `{other}`: use {OPS}"))),
     }
