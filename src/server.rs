@@ -502,19 +502,12 @@ impl Session {
         }
     }
 
-    fn outcome_json(o: &Outcome) -> Value {
-        match o {
-            Outcome::Winner(p) => json!({"result": "winner", "player": p}),
-            Outcome::Draw => json!({"result": "draw"}),
-        }
-    }
-
     fn status(&mut self) -> Reply {
         let mut m = Map::new();
         let over = self.game.outcome(&self.state)?;
         let to_move = if over.is_none() { Some(self.game.to_move(&self.state)?) } else { None };
         m.insert("to_move".into(), json!(to_move));
-        m.insert("game_over".into(), over.as_ref().map_or(Value::Null, Session::outcome_json));
+        m.insert("game_over".into(), over.as_ref().map_or(Value::Null, Outcome::to_json));
         let scores = self.game.scores(&self.state, &self.players)?;
         // A score is a number when it is one, else its text.
         let score = |s: String| {
@@ -529,7 +522,7 @@ impl Session {
     fn moves(&mut self) -> Reply {
         if let Some(o) = self.game.outcome(&self.state)? {
             let mut m = one("moves", json!([]));
-            m.insert("game_over".into(), Session::outcome_json(&o));
+            m.insert("game_over".into(), o.to_json());
             return Ok(m);
         }
         let to_move = self.game.to_move(&self.state)?;

@@ -139,7 +139,8 @@ fn rewards(o: &Outcome, players: &[String]) -> Vec<f64> {
     }
 }
 
-fn seat(players: &[String], p: &str) -> Result<usize, GameError> {
+/// The index of seat `p`, or an error naming it.
+pub fn seat(players: &[String], p: &str) -> Result<usize, GameError> {
     players
         .iter()
         .position(|q| q == p)

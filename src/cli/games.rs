@@ -87,19 +87,12 @@ pub struct MovesArgs {
     pub json: bool,
 }
 
-fn outcome_json(o: &Outcome) -> Json {
-    match o {
-        Outcome::Winner(p) => json!({"result": "winner", "player": p}),
-        Outcome::Draw => json!({"result": "draw"}),
-    }
-}
-
 pub fn moves(a: MovesArgs) -> Result<i32, CliError> {
     let mut s = open(&a.game)?;
     let state = s.start(&a.start, a.seed)?;
     if let Some(o) = s.game.outcome(&state)? {
         if a.json {
-            println!("{}", json!({ "game_over": outcome_json(&o) }));
+            println!("{}", json!({ "game_over": o.to_json() }));
         } else {
             println!("game over: {o}");
         }

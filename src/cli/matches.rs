@@ -78,10 +78,7 @@ fn play_one(
             return Ok(GameResult { by_seat, outcome: Some(o), plies: ply, slowest });
         }
         let mover = game.to_move(&state)?;
-        let seat = players
-            .iter()
-            .position(|p| *p == mover)
-            .ok_or_else(|| CliError(format!("to_move/2 names `{mover}`, which is not a seat")))?;
+        let seat = ai::seat(players, &mover)?;
         let c = by_seat[seat];
         let legal = game.legal_moves(&state)?;
         let started = Instant::now();

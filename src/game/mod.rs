@@ -103,6 +103,17 @@ impl fmt::Display for Outcome {
     }
 }
 
+impl Outcome {
+    /// The JSON shape of `--json` and the server: `{"result": "winner",
+    /// "player": P}` or `{"result": "draw"}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Outcome::Winner(p) => serde_json::json!({"result": "winner", "player": p}),
+            Outcome::Draw => serde_json::json!({"result": "draw"}),
+        }
+    }
+}
+
 /// How a random playout ended: the game is over, or it was cut off after
 /// the most plies asked for (with the position reached).
 #[derive(Clone, Debug)]
