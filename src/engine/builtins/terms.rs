@@ -556,6 +556,67 @@ impl Machine {
 
     /// Standard order of terms.
     pub fn compare_terms(&self, a: Cell, b: Cell) -> Ordering {
+        // Terms of modest depth are compared recursively without
+        // allocating (the last argument, a list's tail, loops); deeper
+        // ones fall back to an explicit stack.
+        match self.compare_small(a, b, 0) {
+            Some(o) => o,
+            None => self.compare_deep(a, b),
+        }
+    }
+
+    fn compare_small(&self, a: Cell, b: Cell, depth: u32) -> Option<Ordering> {
+        const MAX_DEPTH: u32 = 48;
+        let (mut x, mut y) = (a, b);
+        loop {
+            let (dx, dy) = (self.store.deref(x), self.store.deref(y));
+            let (rx, ry) = (type_rank(dx), type_rank(dy));
+            if rx != ry {
+                return Some(rx.cmp(&ry));
+            }
+            if !matches!(dx, Cell::Str(_) | Cell::Lst(_)) {
+                return Some(self.compare_atomic(dx, dy));
+            }
+            if depth >= MAX_DEPTH {
+                return None;
+            }
+            let (f, n) = self.store.functor(dx).expect("compound");
+            let (g, m) = self.store.functor(dy).expect("compound");
+            let o = n
+                .cmp(&m)
+                .then_with(|| if f == g { Ordering::Equal } else { self.atoms.name(f).cmp(self.atoms.name(g)) });
+            if o != Ordering::Equal || n == 0 {
+                return Some(o);
+            }
+            for i in 0..n - 1 {
+                let o = self.compare_small(self.store.arg(dx, i), self.store.arg(dy, i), depth + 1)?;
+                if o != Ordering::Equal {
+                    return Some(o);
+                }
+            }
+            (x, y) = (self.store.arg(dx, n - 1), self.store.arg(dy, n - 1));
+        }
+    }
+
+    /// Standard order of two dereferenced atomic terms (or variables) of
+    /// the same type rank.
+    fn compare_atomic(&self, x: Cell, y: Cell) -> Ordering {
+        match (x, y) {
+            (Cell::Ref(p), Cell::Ref(q)) => p.cmp(&q),
+            (Cell::Int(_) | Cell::Flt(_), _) => compare_numbers(x, y),
+            (Cell::Atom(p), Cell::Atom(q)) => {
+                if p == q {
+                    Ordering::Equal
+                } else {
+                    self.atoms.name(p).cmp(self.atoms.name(q))
+                }
+            }
+            (Cell::Text(p), Cell::Text(q)) => self.store.text(p).cmp(self.store.text(q)),
+            _ => unreachable!("atomic terms of the same rank"),
+        }
+    }
+
+    fn compare_deep(&self, a: Cell, b: Cell) -> Ordering {
         let mut stack = vec![(a, b)];
         while let Some((x, y)) = stack.pop() {
             let x = self.store.deref(x);
@@ -565,17 +626,7 @@ impl Machine {
                 return rx.cmp(&ry);
             }
             let o = match (x, y) {
-                (Cell::Ref(p), Cell::Ref(q)) => p.cmp(&q),
-                (Cell::Int(_) | Cell::Flt(_), _) => compare_numbers(x, y),
-                (Cell::Atom(p), Cell::Atom(q)) => {
-                    if p == q {
-                        Ordering::Equal
-                    } else {
-                        self.atoms.name(p).cmp(self.atoms.name(q))
-                    }
-                }
-                (Cell::Text(p), Cell::Text(q)) => self.store.text(p).cmp(self.store.text(q)),
-                _ => {
+                (Cell::Str(_) | Cell::Lst(_), _) => {
                     let (f, n) = self.store.functor(x).expect("compound");
                     let (g, m) = self.store.functor(y).expect("compound");
                     let o = n.cmp(&m).then_with(|| {
@@ -588,6 +639,7 @@ impl Machine {
                     }
                     o
                 }
+                _ => self.compare_atomic(x, y),
             };
             if o != Ordering::Equal {
                 return o;
