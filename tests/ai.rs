@@ -60,6 +60,22 @@ fn every_controller_plays_legal_moves_the_same_way_for_a_seed() {
 }
 
 #[test]
+fn search_on_hidden_hands_samples_only_what_is_unknown() {
+    // With two players every tile is dealt, so the other hand is the
+    // tiles one cannot see: every sample is the same position, searched
+    // once. With three, the unseen tiles can be split many ways.
+    let mut g = load("domin-up");
+    let c = Controller::parse("minimax:1", None).unwrap();
+    for (players, distinct) in [("2", "(1 distinct)"), ("3", "(4 distinct)")] {
+        let o = g.options_term(&[("players".into(), players.into())]).unwrap();
+        let seats = g.players(&o).unwrap();
+        let s = g.initial_state(&o, 3).unwrap();
+        let choice = ai::choose(&mut g, &seats, &s, &c, 7, 1).unwrap();
+        assert!(choice.info.contains(distinct), "{players} players: {}", choice.info);
+    }
+}
+
+#[test]
 fn minimax_takes_a_win_in_one_and_stops_a_loss() {
     // Breakthrough 5x5: the first position of a seeded random game in
     // which the player to move can win at once.

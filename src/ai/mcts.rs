@@ -30,15 +30,29 @@ struct Node {
     reward: Vec<f64>,
     /// Children: the move's hash, the move, the child's index.
     children: Vec<(u64, Move, usize)>,
-    /// Cached outcome and successors (perfect information only: with
-    /// hidden information they depend on the sample).
+    /// Whether the outcome below was looked up, the outcome, and the
+    /// successors: cached for the state in `at` (with hidden information
+    /// the state at a node depends on the sample; a sample equal to the
+    /// last one at this node, as always when every hidden piece can be
+    /// inferred, reuses them).
+    checked: bool,
     terminal: Option<Vec<f64>>,
     succ: Option<Vec<(Move, State)>>,
+    at: Option<State>,
 }
 
 impl Node {
     fn new(seats: usize) -> Node {
-        Node { mover: None, visits: 0.0, reward: vec![0.0; seats], children: Vec::new(), terminal: None, succ: None }
+        Node {
+            mover: None,
+            visits: 0.0,
+            reward: vec![0.0; seats],
+            children: Vec::new(),
+            checked: false,
+            terminal: None,
+            succ: None,
+            at: None,
+        }
     }
 }
 
@@ -63,24 +77,26 @@ impl Tree<'_> {
         let mut path = vec![0usize];
         let mut node = 0usize;
         let result = loop {
+            if self.hidden && self.nodes[node].at.as_ref() != Some(&s) {
+                let n = &mut self.nodes[node];
+                (n.checked, n.terminal, n.succ, n.at) = (false, None, None, Some(s.clone()));
+            }
             if let Some(r) = self.nodes[node].terminal.clone() {
                 break r;
             }
-            if self.hidden || self.nodes[node].mover.is_none() {
+            if !self.nodes[node].checked {
                 if let Some(o) = self.game.outcome(&s)? {
                     let r = rewards(&o, self.players);
-                    if !self.hidden {
-                        self.nodes[node].terminal = Some(r.clone());
-                    }
+                    self.nodes[node].terminal = Some(r.clone());
                     break r;
                 }
+                self.nodes[node].checked = true;
                 if self.nodes[node].mover.is_none() {
                     let p = self.game.to_move(&s)?;
                     self.nodes[node].mover = Some(seat(self.players, &p)?);
                 }
             }
-            // Taken out of the node while in use, put back below (kept
-            // only with perfect information).
+            // Taken out of the node while in use, put back below.
             let succ = match self.nodes[node].succ.take() {
                 Some(v) => v,
                 None => self.game.successors(&s)?,
@@ -102,9 +118,7 @@ impl Tree<'_> {
                 self.nodes[node].children.push((hashes[i], succ[i].0.clone(), child));
                 path.push(child);
                 let playout = self.game.random_playout(&succ[i].1, PLAYOUT_CAP, clock.left());
-                if !self.hidden {
-                    self.nodes[node].succ = Some(succ);
-                }
+                self.nodes[node].succ = Some(succ);
                 let Some((_, end)) = playout? else {
                     return Ok(false);
                 };
@@ -127,9 +141,7 @@ impl Tree<'_> {
                 }
             }
             s = succ[best.1].1.clone();
-            if !self.hidden {
-                self.nodes[node].succ = Some(succ);
-            }
+            self.nodes[node].succ = Some(succ);
             node = best.2;
             path.push(node);
         };

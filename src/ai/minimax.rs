@@ -227,13 +227,24 @@ pub(super) fn choose(
     let mut votes: Vec<(Move, f64, f64)> = Vec::new();
     let mut nodes = 0;
     let mut reached = u32::MAX;
+    // Samples already searched, with their results: a sample drawn again
+    // (always, when the viewer can infer every hidden tile, as in a
+    // two-player Domin-Up) counts again without a second search.
+    let mut searched: Vec<(State, (Vec<Move>, f64, u32))> = Vec::new();
     for k in 0..samples {
         let sample = game.sample_state(state, me)?;
-        // Each sample gets an equal share of the time left.
-        let deadline = clock.left().map(|left| Instant::now() + left.div_f64((samples - k) as f64));
-        let mut search = Search { game, me, tt: HashMap::new(), deadline, nodes: 0 };
-        let (best, score, d) = search.root(&sample, max_depth)?;
-        nodes += search.nodes;
+        let (best, score, d) = match searched.iter().find(|(s, _)| *s == sample) {
+            Some((_, result)) => result.clone(),
+            None => {
+                // Each sample gets an equal share of the time left.
+                let deadline = clock.left().map(|left| Instant::now() + left.div_f64((samples - k) as f64));
+                let mut search = Search { game, me, tt: HashMap::new(), deadline, nodes: 0 };
+                let result = search.root(&sample, max_depth)?;
+                nodes += search.nodes;
+                searched.push((sample, result.clone()));
+                result
+            }
+        };
         reached = reached.min(d);
         let share = 1.0 / best.len() as f64;
         for m in best {
@@ -256,7 +267,8 @@ pub(super) fn choose(
         votes.iter().filter(|v| (v.1 - top.0).abs() <= EPS && (v.2 - top.1).abs() <= EPS).map(|v| &v.0).collect();
     let mv = best[pick(rng, best.len())?].clone();
     let info = if samples > 1 {
-        format!("depth {reached} on {samples} samples, {nodes} nodes")
+        let distinct = searched.len();
+        format!("depth {reached} on {samples} samples ({distinct} distinct), {nodes} nodes")
     } else {
         format!("depth {reached}, {nodes} nodes, score {}", top.1)
     };
