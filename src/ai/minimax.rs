@@ -152,7 +152,7 @@ impl Search<'_> {
 
     /// Iterative deepening from the root: the moves found best at the
     /// deepest completed depth, with their score, and that depth.
-    fn root(&mut self, s: &State, max_depth: u32) -> Result<(Vec<Move>, f64, u32), GameError> {
+    fn root(&mut self, s: &State, max_depth: u32) -> Result<RootResult, GameError> {
         let succ = self.game.successors(s)?;
         if succ.is_empty() {
             return Err(GameError::Rules("no legal move in a position that is not over".into()));
@@ -202,6 +202,9 @@ impl Search<'_> {
     }
 }
 
+/// The best root moves (within [`EPS`]), their score and the depth reached.
+type RootResult = (Vec<Move>, f64, u32);
+
 /// The moves within [`EPS`] of the best score, and that score.
 fn best_of(scored: &[(usize, f64)]) -> (Vec<usize>, f64) {
     let top = scored.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
@@ -230,7 +233,7 @@ pub(super) fn choose(
     // Samples already searched, with their results: a sample drawn again
     // (always, when the viewer can infer every hidden tile, as in a
     // two-player Domin-Up) counts again without a second search.
-    let mut searched: Vec<(State, (Vec<Move>, f64, u32))> = Vec::new();
+    let mut searched: Vec<(State, RootResult)> = Vec::new();
     for k in 0..samples {
         let sample = game.sample_state(state, me)?;
         let (best, score, d) = match searched.iter().find(|(s, _)| *s == sample) {
