@@ -5,6 +5,7 @@
 
 pub mod record;
 
+use crate::engine::term::Cell;
 use crate::engine::{Arg, Engine, QueryError, Tmpl, Value};
 use crate::syntax::render;
 use std::fmt;
@@ -521,11 +522,8 @@ impl Game {
         max_plies: u64,
         time: Option<std::time::Duration>,
     ) -> Result<Option<(u64, PlayoutEnd)>, GameError> {
-        let zero = self.engine.parse_term("0").map_err(|e| GameError::Rules(e.to_string()))?;
-        let max = self
-            .engine
-            .parse_term(&max_plies.min(1_000_000_000_000).to_string())
-            .map_err(|e| GameError::Rules(e.to_string()))?;
+        let int = |n: u64| Tmpl { cells: vec![Cell::Int(n as i64)], nvars: 0 };
+        let (zero, max) = (int(0), int(max_plies.min(1_000_000_000_000)));
         let saved = self.engine.limits().clone();
         if time.is_some() {
             self.engine.set_limits(crate::engine::Limits { timeout: time, ..saved.clone() });

@@ -50,11 +50,10 @@ impl Record {
     pub fn to_text(&self) -> String {
         let mut s = String::from("# tabula game record\n");
         let _ = writeln!(s, "game: {}", self.game);
-        let opts: Vec<String> = self.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let _ = writeln!(s, "options: {}", opts.join(" "));
+        let pairs = |v: &[(String, String)]| v.iter().map(|(k, v)| format!(" {k}={v}")).collect::<String>();
+        let _ = writeln!(s, "options:{}", pairs(&self.options));
         let _ = writeln!(s, "seed: {}", self.seed);
-        let seats: Vec<String> = self.seats.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let _ = writeln!(s, "seats: {}", seats.join(" "));
+        let _ = writeln!(s, "seats:{}", pairs(&self.seats));
         if let Some(t) = &self.start {
             let _ = writeln!(s, "start: {t}");
         }
