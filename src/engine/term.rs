@@ -25,6 +25,15 @@ pub enum Cell {
     Text(u32),
 }
 
+impl Cell {
+    /// An atom, number or string (a dereferenced cell that is neither a
+    /// variable nor a compound).
+    #[inline]
+    pub fn is_atomic(self) -> bool {
+        matches!(self, Cell::Atom(_) | Cell::Int(_) | Cell::Flt(_) | Cell::Text(_))
+    }
+}
+
 /// A self-contained term: `cells[0]` is the root; `Ref(k)` is variable
 /// number `k`; `Str`/`Lst` point inside `cells`.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -69,6 +78,8 @@ pub struct Store {
     /// Scratch stacks reused by unification and copying.
     pairs: Vec<(Cell, Cell)>,
     copy_work: Vec<(Cell, usize)>,
+    /// Scratch cells of `copy_out` (the template gets an exact-size copy).
+    copy_cells: Vec<Cell>,
 }
 
 impl Store {
@@ -297,7 +308,8 @@ impl Store {
         for (k, &a) in vars.iter().enumerate() {
             self.heap[a] = Cell::Fun(atom::VAR_, k as u32);
         }
-        let mut cells = Vec::with_capacity(16);
+        let mut cells = std::mem::take(&mut self.copy_cells);
+        cells.clear();
         cells.push(Cell::Atom(atom::NIL));
         let mut work = std::mem::take(&mut self.copy_work);
         work.clear();
@@ -317,17 +329,29 @@ impl Store {
                     let q = cells.len();
                     cells.push(Cell::Fun(f, n));
                     for i in 0..n as usize {
-                        cells.push(Cell::Atom(atom::NIL));
-                        work.push((self.heap[p + 1 + i], q + 1 + i));
+                        // Atomic arguments are copied at once; the others
+                        // (and variables, marked or not) go through `work`.
+                        let a = self.deref(self.heap[p + 1 + i]);
+                        if a.is_atomic() {
+                            cells.push(a);
+                        } else {
+                            cells.push(Cell::Atom(atom::NIL));
+                            work.push((a, q + 1 + i));
+                        }
                     }
                     Cell::Str(q)
                 }
                 Cell::Lst(p) => {
                     let q = cells.len();
-                    cells.push(Cell::Atom(atom::NIL));
-                    cells.push(Cell::Atom(atom::NIL));
-                    work.push((self.heap[p + 1], q + 1));
-                    work.push((self.heap[p], q));
+                    let (h, t) = (self.deref(self.heap[p]), self.deref(self.heap[p + 1]));
+                    cells.push(if h.is_atomic() { h } else { Cell::Atom(atom::NIL) });
+                    cells.push(if t.is_atomic() { t } else { Cell::Atom(atom::NIL) });
+                    if !t.is_atomic() {
+                        work.push((t, q + 1));
+                    }
+                    if !h.is_atomic() {
+                        work.push((h, q));
+                    }
                     Cell::Lst(q)
                 }
                 other => other,
@@ -337,7 +361,9 @@ impl Store {
             self.heap[a] = Cell::Ref(a);
         }
         self.copy_work = work;
-        Tmpl { nvars: vars.len(), cells }
+        let t = Tmpl { nvars: vars.len(), cells: cells.as_slice().into() };
+        self.copy_cells = cells;
+        t
     }
 
     /// Copies a template onto the heap with fresh variables (or the values
