@@ -63,6 +63,9 @@ impl Drop for Node {
     }
 }
 
+/// Finished continuation nodes kept for reuse at most.
+const SPARE_NODES: usize = 64;
+
 /// What to do when backtracking into a choice point.
 #[derive(Debug)]
 pub enum Alt {
@@ -136,6 +139,9 @@ pub struct Machine {
     pub choices: Vec<Choice>,
     pub cont: Option<Rc<Node>>,
     pub pos: u32,
+    /// Finished continuation nodes no one else holds, reused by
+    /// `push_goals` instead of allocating.
+    spare: Vec<Rc<Node>>,
     pub(crate) pending: Option<(Cell, usize)>,
     frame: Vec<Option<Cell>>,
     hwork: Vec<(usize, Cell)>,
@@ -172,6 +178,7 @@ impl Machine {
             choices: Vec::new(),
             cont: None,
             pos: 0,
+            spare: Vec::new(),
             pending: None,
             frame: Vec::new(),
             hwork: Vec::new(),
@@ -322,9 +329,19 @@ impl Machine {
                     let g = self.store.heap[node.base.get() + self.pos as usize];
                     let b = node.barrier;
                     if self.pos + 1 >= node.len {
-                        let next = node.next.clone();
                         self.pos = node.next_pos;
-                        self.cont = next;
+                        let mut done = self.cont.take().expect("a node");
+                        match Rc::get_mut(&mut done) {
+                            // No choice point holds it: its allocation is
+                            // kept for the next `push_goals`.
+                            Some(n) => {
+                                self.cont = n.next.take();
+                                if self.spare.len() < SPARE_NODES {
+                                    self.spare.push(done);
+                                }
+                            }
+                            None => self.cont = done.next.clone(),
+                        }
                     } else {
                         self.pos += 1;
                     }
@@ -440,7 +457,16 @@ impl Machine {
     #[inline]
     fn push_goals(&mut self, base: usize, len: u32, barrier: usize) {
         let next = self.cont.take();
-        self.cont = Some(Rc::new(Node { base: Mut::new(base), len, barrier, next, next_pos: self.pos }));
+        let node = match self.spare.pop() {
+            Some(mut rc) => {
+                let n = Rc::get_mut(&mut rc).expect("a spare node is not shared");
+                n.base.set(base);
+                (n.len, n.barrier, n.next, n.next_pos) = (len, barrier, next, self.pos);
+                rc
+            }
+            None => Rc::new(Node { base: Mut::new(base), len, barrier, next, next_pos: self.pos }),
+        };
+        self.cont = Some(node);
         self.pos = 0;
     }
 
