@@ -10,8 +10,8 @@ use crate::game::{Game, Outcome};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
@@ -141,6 +141,16 @@ pub fn run(a: MatchArgs) -> Result<i32, CliError> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, a.games.max(1));
     let bar = progress(Some(a.games as u64), "games");
+    // Ctrl-C: no new game starts, the games being played finish and the
+    // games played so far are reported; a second Ctrl-C quits at once.
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("\nstopping after the games being played (Ctrl-C again to quit now)");
+    });
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Result<GameResult, CliError>>>> = Mutex::new((0..a.games).map(|_| None).collect());
     let (path, source) = (session.game.path.clone(), session.game.source.clone());
@@ -155,6 +165,9 @@ pub fn run(a: MatchArgs) -> Result<i32, CliError> {
                 let (mut game, _) = Game::from_source(path, source)?;
                 let options = game.options_term(option_pairs)?;
                 loop {
+                    if stop.load(Ordering::SeqCst) {
+                        return Ok(());
+                    }
                     let g = next.fetch_add(1, Ordering::SeqCst);
                     if g >= a.games {
                         return Ok(());
@@ -224,9 +237,13 @@ pub fn run(a: MatchArgs) -> Result<i32, CliError> {
             }
         }
     }
-    if played < a.games {
+    let interrupted = stop.load(Ordering::SeqCst);
+    if played < a.games && !interrupted {
         return Err(CliError(format!("only {played} of {} games were played", a.games)));
     }
+    // Interrupted: the report covers the games played, and the exit code
+    // says it is not the whole match.
+    let code = if interrupted { 130 } else { 0 };
     let draw_share = 1.0 / n as f64;
     let rows: Vec<serde_json::Value> = (0..m)
         .map(|c| {
@@ -241,13 +258,15 @@ pub fn run(a: MatchArgs) -> Result<i32, CliError> {
         println!(
             "{}",
             json!({"game": session.game.name, "games": played, "seed": a.seed, "seconds": secs,
-                   "average_length": plies as f64 / played.max(1) as f64, "unfinished": unfinished, "controllers": rows})
+                   "average_length": plies as f64 / played.max(1) as f64, "unfinished": unfinished,
+                   "interrupted": interrupted, "controllers": rows})
         );
-        return Ok(0);
+        return Ok(code);
     }
     println!(
-        "{}: {played} games, seats rotated, seed {}, {:.1} s, average length {:.1} plies{}",
+        "{}: {played} games{}, seats rotated, seed {}, {:.1} s, average length {:.1} plies{}",
         session.game.name,
+        if interrupted { format!(" of {} (interrupted)", a.games) } else { String::new() },
         a.seed,
         secs,
         plies as f64 / played.max(1) as f64,
@@ -281,7 +300,7 @@ pub fn run(a: MatchArgs) -> Result<i32, CliError> {
             r["max_move_seconds"].as_f64().unwrap_or(0.0)
         );
     }
-    Ok(0)
+    Ok(code)
 }
 
 #[cfg(test)]
