@@ -151,7 +151,7 @@ fn match_refuses_bad_seats() {
 
 #[test]
 fn an_interrupted_match_reports_the_games_played() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tabula"))
+    let child = Command::new(env!("CARGO_BIN_EXE_tabula"))
         .args(["match", "breakthrough", "-o", "rows=5", "-o", "cols=5", "--seat", "random", "--seat", "greedy"])
         .args(["--games", "1000000", "--threads", "2", "--json"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -166,7 +166,7 @@ fn an_interrupted_match_reports_the_games_played() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["interrupted"], true);
     let played = v["games"].as_u64().unwrap();
-    assert!(played >= 1 && played < 1_000_000, "{played} games");
+    assert!((1..1_000_000).contains(&played), "{played} games");
     for c in v["controllers"].as_array().unwrap() {
         let sum = ["wins", "draws", "losses"].iter().map(|k| c[*k].as_u64().unwrap()).sum::<u64>();
         assert_eq!(sum, played, "{c}");
