@@ -48,7 +48,8 @@ pub enum Command {
     /// Play a game in the terminal.
     Play(play::PlayArgs),
     /// Games between computer players, seats rotated: wins, draws, losses
-    /// and a 95% confidence interval per controller.
+    /// and a 95% confidence interval per controller (Ctrl-C: report the
+    /// games played so far).
     Match(matches::MatchArgs),
     /// Serve games and queries over TCP (newline-delimited JSON).
     Serve(serve::ServeArgs),

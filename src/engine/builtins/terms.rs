@@ -580,11 +580,7 @@ impl Machine {
             if depth >= MAX_DEPTH {
                 return None;
             }
-            let (f, n) = self.store.functor(dx).expect("compound");
-            let (g, m) = self.store.functor(dy).expect("compound");
-            let o = n
-                .cmp(&m)
-                .then_with(|| if f == g { Ordering::Equal } else { self.atoms.name(f).cmp(self.atoms.name(g)) });
+            let (o, n) = self.compare_functors(dx, dy);
             if o != Ordering::Equal || n == 0 {
                 return Some(o);
             }
@@ -596,6 +592,16 @@ impl Machine {
             }
             (x, y) = (self.store.arg(dx, n - 1), self.store.arg(dy, n - 1));
         }
+    }
+
+    /// Standard order of the functors of two compound terms (arity, then
+    /// name), and the arity of the first.
+    fn compare_functors(&self, x: Cell, y: Cell) -> (Ordering, usize) {
+        let (f, n) = self.store.functor(x).expect("compound");
+        let (g, m) = self.store.functor(y).expect("compound");
+        let o =
+            n.cmp(&m).then_with(|| if f == g { Ordering::Equal } else { self.atoms.name(f).cmp(self.atoms.name(g)) });
+        (o, n)
     }
 
     /// Standard order of two dereferenced atomic terms (or variables) of
@@ -627,11 +633,7 @@ impl Machine {
             }
             let o = match (x, y) {
                 (Cell::Str(_) | Cell::Lst(_), _) => {
-                    let (f, n) = self.store.functor(x).expect("compound");
-                    let (g, m) = self.store.functor(y).expect("compound");
-                    let o = n.cmp(&m).then_with(|| {
-                        if f == g { Ordering::Equal } else { self.atoms.name(f).cmp(self.atoms.name(g)) }
-                    });
+                    let (o, n) = self.compare_functors(x, y);
                     if o == Ordering::Equal {
                         for i in (0..n).rev() {
                             stack.push((self.store.arg(x, i), self.store.arg(y, i)));
