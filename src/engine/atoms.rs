@@ -53,6 +53,7 @@ predefined! {
     BAR => "|",
     // internal control goals
     ITE => "$ite",
+    MC => "$mc",
     SOFTCUT => "$softcut",
     EXIT_CATCH => "$exit_catch",
     FA_ADD => "$fa_add",

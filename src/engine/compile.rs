@@ -146,7 +146,7 @@ pub fn compile_clause(store: &mut Store, term: Cell, span: Option<(Rc<str>, Span
             _ => None,
         };
         let ends = super::term::subtree_ends(&tmpl.cells);
-        Ok(ClauseCode { tmpl, body_start: 3, body_len: goals.len(), ends, key, span })
+        Ok(ClauseCode { tmpl, body_start: 3, body_len: goals.len(), ends, key, span, vm: Default::default() })
     })();
     store.heap.truncate(mark);
     result

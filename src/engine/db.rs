@@ -55,6 +55,8 @@ pub struct ClauseCode {
     pub key: Option<Key>,
     /// Where the clause was read from.
     pub span: Option<(Rc<str>, Span)>,
+    /// Register-machine code, compiled on the first call.
+    pub vm: std::cell::OnceCell<super::vm::Code>,
 }
 
 /// The first-argument indexing key of a term.
@@ -149,12 +151,23 @@ pub struct Pred {
     pub dynamic: bool,
     /// Defined by the prelude (library) rather than the user's program.
     pub library: bool,
+    /// Removed by `abolish/1`: code that named it by number looks it up
+    /// by name again.
+    pub abolished: bool,
     index: Option<Index>,
 }
 
 impl Pred {
     pub fn new(name: Atom, arity: u32) -> Pred {
-        Pred { name, arity, clauses: Rc::new(Vec::new()), dynamic: false, library: false, index: None }
+        Pred {
+            name,
+            arity,
+            clauses: Rc::new(Vec::new()),
+            dynamic: false,
+            library: false,
+            abolished: false,
+            index: None,
+        }
     }
 
     /// The clauses that may match a call whose first argument has `key`,

@@ -1,6 +1,8 @@
 //! Garbage collection of the heap segment above the newest choice point:
-//! mark from the live continuation, the pending goal, the host's roots and
-//! the old cells bound since that choice point (found on the trail), then
+//! mark from the solver's roots (for the term solver: the live
+//! continuation, the pending goal; for the register machine: the argument
+//! registers and the live environments' slots), the host's roots and the
+//! old cells bound since that choice point (found on the trail), then
 //! slide the live cells down. Backtracking never needs the collected
 //! segment, so choice points are untouched. This keeps deterministic loops
 //! in constant memory.
@@ -11,40 +13,63 @@ use super::term::Cell;
 /// Fewest heap cells between collections.
 const MIN_GAP: usize = 1 << 19;
 
-/// Collects the heap segment above the newest choice point.
+/// Collects the heap segment above the newest choice point for the term
+/// solver.
 pub fn collect(m: &mut Machine) {
+    let mark = m.choices.last().map_or(0, |c| c.heap);
+    // Roots: goal arrays of the live continuation.
+    let mut nodes = Vec::new();
+    let mut ranges = Vec::new();
+    let mut node = m.cont.clone();
+    while let Some(n) = node {
+        let base = n.base.get();
+        if base >= mark {
+            ranges.push((base, base + n.len as usize));
+            nodes.push(n.clone());
+        }
+        node = n.next.clone();
+    }
+    let mut roots: Vec<Cell> = m.pending.iter().map(|&(g, _)| g).collect();
+    let npending = roots.len();
+    roots.extend_from_slice(&m.roots);
+    let Some(fwd) = compact(m, &mut roots, &ranges) else {
+        return;
+    };
+    for n in nodes {
+        n.base.set(fwd[n.base.get() - mark]);
+    }
+    if let Some((_, b)) = m.pending {
+        m.pending = Some((roots[0], b));
+    }
+    m.roots.copy_from_slice(&roots[npending..]);
+}
+
+/// Compacts the heap above the newest choice point, keeping what `roots`
+/// and the heap cells in `ranges` reach. `roots` are relocated in place;
+/// returns the forwarding table of the segment (`None` when it was
+/// empty).
+pub fn compact(m: &mut Machine, roots: &mut [Cell], ranges: &[(usize, usize)]) -> Option<Vec<usize>> {
     let mark = m.choices.last().map_or(0, |c| c.heap);
     let top = m.store.heap.len();
     m.gc_runs += 1;
     if top <= mark {
         m.gc_at = top + MIN_GAP;
-        return;
+        return None;
     }
     let size = top - mark;
     let mut marked = vec![false; size];
     let mut stack: Vec<Cell> = Vec::new();
     let heap = &m.store.heap;
 
-    // Roots: goal arrays of the live continuation.
-    let mut nodes = Vec::new();
-    let mut node = m.cont.clone();
-    while let Some(n) = node {
-        let base = n.base.get();
-        if base >= mark {
-            for i in base..base + n.len as usize {
-                if !marked[i - mark] {
-                    marked[i - mark] = true;
-                    stack.push(heap[i]);
-                }
+    for &(from, to) in ranges {
+        for i in from..to {
+            if !marked[i - mark] {
+                marked[i - mark] = true;
+                stack.push(heap[i]);
             }
-            nodes.push(n.clone());
         }
-        node = n.next.clone();
     }
-    if let Some((g, _)) = m.pending {
-        stack.push(g);
-    }
-    stack.extend_from_slice(&m.roots);
+    stack.extend_from_slice(roots);
     let trail_from = m.choices.last().map_or(0, |c| c.trail);
     let old_cells: Vec<usize> = m.store.trail[trail_from..].iter().copied().filter(|&a| a < mark).collect();
     for &a in &old_cells {
@@ -54,15 +79,20 @@ pub fn collect(m: &mut Machine) {
     // Mark.
     while let Some(c) = stack.pop() {
         match c {
-            Cell::Ref(a) if a >= mark && !marked[a - mark] => {
+            Cell::Ref(a) if a >= mark && a < top && !marked[a - mark] => {
                 marked[a - mark] = true;
                 let v = heap[a];
                 if v != Cell::Ref(a) {
                     stack.push(v);
                 }
             }
-            Cell::Str(p) if p >= mark => {
-                let Cell::Fun(_, n) = heap[p] else { unreachable!("Str points at Fun") };
+            // A stale slot of a frame may point anywhere: only well-formed
+            // terms inside the segment are followed.
+            Cell::Str(p) if p >= mark && p < top => {
+                let Cell::Fun(_, n) = heap[p] else { continue };
+                if p + n as usize >= top {
+                    continue;
+                }
                 marked[p - mark] = true;
                 for i in p + 1..=p + n as usize {
                     if !marked[i - mark] {
@@ -71,7 +101,7 @@ pub fn collect(m: &mut Machine) {
                     }
                 }
             }
-            Cell::Lst(p) if p >= mark => {
+            Cell::Lst(p) if p >= mark && p + 1 < top => {
                 for i in p..p + 2 {
                     if !marked[i - mark] {
                         marked[i - mark] = true;
@@ -94,9 +124,9 @@ pub fn collect(m: &mut Machine) {
     }
     let reloc = |c: Cell| -> Cell {
         match c {
-            Cell::Ref(a) if a >= mark => Cell::Ref(fwd[a - mark]),
-            Cell::Str(p) if p >= mark => Cell::Str(fwd[p - mark]),
-            Cell::Lst(p) if p >= mark => Cell::Lst(fwd[p - mark]),
+            Cell::Ref(a) if a >= mark && a < top => Cell::Ref(fwd[a - mark]),
+            Cell::Str(p) if p >= mark && p < top => Cell::Str(fwd[p - mark]),
+            Cell::Lst(p) if p >= mark && p < top => Cell::Lst(fwd[p - mark]),
             other => other,
         }
     };
@@ -112,13 +142,7 @@ pub fn collect(m: &mut Machine) {
     for &a in &old_cells {
         heap[a] = reloc(heap[a]);
     }
-    for n in nodes {
-        n.base.set(fwd[n.base.get() - mark]);
-    }
-    if let Some((g, b)) = m.pending {
-        m.pending = Some((reloc(g), b));
-    }
-    for r in m.roots.iter_mut() {
+    for r in roots.iter_mut() {
         *r = reloc(*r);
     }
     let live = next;
@@ -126,4 +150,5 @@ pub fn collect(m: &mut Machine) {
     if m.store.heap.capacity() > 4 * m.gc_at {
         m.store.heap.shrink_to(2 * m.gc_at);
     }
+    Some(fwd)
 }

@@ -85,6 +85,10 @@ pub enum Alt {
     ClauseIter { head: Cell, body: Cell, clauses: Rc<Vec<Rc<ClauseCode>>>, next: usize, retract: Option<(Atom, u32)> },
     /// Removed by a soft cut: skipped when backtracking.
     Dead,
+    /// Register machine: the remaining candidate clauses of a call.
+    VmClauses { clauses: Rc<Vec<Rc<ClauseCode>>>, cands: Candidates, next: usize },
+    /// Register machine: the other branch of a disjunction in a clause.
+    Else,
 }
 
 /// A choice point.
@@ -97,6 +101,8 @@ pub struct Choice {
     pub pos: u32,
     /// Cut barrier for the alternative.
     pub barrier: usize,
+    /// What the register machine restores.
+    pub vm: super::vm::VmSave,
 }
 
 /// Why a query stopped without an answer.
@@ -148,7 +154,7 @@ pub struct Machine {
     pub bags: Vec<Vec<Tmpl>>,
     pub steps: u64,
     pub limits: Limits,
-    deadline: Option<Instant>,
+    pub(crate) deadline: Option<Instant>,
     pub out: String,
     /// When set, output is written to stdout as soon as it is produced.
     pub echo: bool,
@@ -166,6 +172,11 @@ pub struct Machine {
     /// The file being loaded, if any (clauses may then be added to static
     /// predicates by directives).
     pub loading: Option<Rc<str>>,
+    /// The register machine, used instead of the term solver when `vm_on`.
+    pub vm: super::vm::Vm,
+    pub vm_on: bool,
+    pub(crate) vm_goal: Option<Cell>,
+    pub(crate) hwork_vm: Vec<(usize, Cell)>,
 }
 
 impl Machine {
@@ -195,6 +206,10 @@ impl Machine {
             gc_runs: 0,
             globals: std::collections::HashMap::new(),
             loading: None,
+            vm: super::vm::Vm::default(),
+            vm_on: std::env::var("TABULA_ENGINE").map_or(true, |v| v != "term"),
+            vm_goal: None,
+            hwork_vm: Vec::new(),
         };
         use Control::*;
         let controls: &[(&str, u32, Control)] = &[
@@ -298,6 +313,9 @@ impl Machine {
 
     /// Resets the stacks to run `goal` from scratch.
     pub fn start(&mut self, goal: Cell) {
+        if self.vm_on {
+            return self.vm_start(goal);
+        }
         self.choices.clear();
         self.store.hb = 0;
         self.bags.clear();
@@ -313,6 +331,9 @@ impl Machine {
     /// Looks for the next answer: `Ok(true)` when one is found (bindings
     /// are on the heap), `Ok(false)` when there are no more.
     pub fn solve(&mut self, retry: bool) -> Res {
+        if self.vm_on {
+            return self.vm_solve(retry);
+        }
         if retry && !self.backtrack()? {
             return Ok(false);
         }
@@ -359,7 +380,7 @@ impl Machine {
     }
 
     #[inline]
-    fn check_limits(&mut self) -> Result<(), Exc> {
+    pub(crate) fn check_limits(&mut self) -> Result<(), Exc> {
         if let Some(max) = self.limits.max_steps
             && self.steps > max
         {
@@ -428,6 +449,7 @@ impl Machine {
     #[inline]
     fn push_choice(&mut self, alt: Alt, barrier: usize) {
         let heap = self.store.heap.len();
+        let vm = self.vm_save();
         self.choices.push(Choice {
             alt,
             heap,
@@ -435,6 +457,7 @@ impl Machine {
             cont: self.cont.clone(),
             pos: self.pos,
             barrier,
+            vm,
         });
         self.store.hb = heap;
     }
@@ -704,6 +727,7 @@ impl Machine {
                     self.pending = Some((g, barrier));
                     return Ok(true);
                 }
+                Alt::VmClauses { .. } | Alt::Else => unreachable!("a register-machine choice point in the term solver"),
                 Alt::Catch { .. } | Alt::Dead => {
                     self.choices.pop();
                     self.store.hb = self.choices.last().map_or(0, |c| c.heap);
@@ -951,12 +975,12 @@ impl Machine {
         true
     }
 
-    fn check_callable_ctx(&mut self, g: Cell, name: Atom, arity: u32) -> Result<(), Exc> {
+    pub(crate) fn check_callable_ctx(&mut self, g: Cell, name: Atom, arity: u32) -> Result<(), Exc> {
         self.context = (name, arity);
         self.check_callable(g)
     }
 
-    fn check_partial_list(&mut self, l: Cell, name: Atom, arity: u32) -> Result<(), Exc> {
+    pub(crate) fn check_partial_list(&mut self, l: Cell, name: Atom, arity: u32) -> Result<(), Exc> {
         let mut l = self.store.deref(l);
         loop {
             match l {

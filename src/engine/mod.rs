@@ -14,6 +14,7 @@ pub mod format;
 pub mod gc;
 pub mod machine;
 pub mod term;
+pub mod vm;
 pub mod write;
 
 pub use machine::{Exc, Limits};
@@ -135,6 +136,12 @@ impl Engine {
 
     pub fn limits(&self) -> &Limits {
         &self.m.limits
+    }
+
+    /// Runs queries on the register machine (`true`, the default) or the
+    /// term solver (`TABULA_ENGINE=term` makes that the default).
+    pub fn set_vm(&mut self, on: bool) {
+        self.m.vm_on = on;
     }
 
     /// Writes output straight to stdout instead of collecting it in answers.

@@ -55,6 +55,7 @@ pub(super) fn bi_abolish(m: &mut Machine, a: &[Cell]) -> Res {
     if let Some(super::super::db::Entry::User(i)) = m.db.get(f, n) {
         m.db.preds[i].clear();
         m.db.preds[i].dynamic = false;
+        m.db.preds[i].abolished = true;
         m.db.remove(f, n);
     }
     Ok(true)

@@ -1,0 +1,600 @@
+//! Clause templates → register-machine code.
+//!
+//! The input is a clause as `ClauseCode` stores it: a template whose cell 2
+//! is the head and whose cells from 3 on are the body goals (control
+//! constructs keep their goal arguments; a variable goal is `call(X)`).
+
+use super::{FIRST, Instr, NO_PRED, PERM, Tm, VOID};
+use crate::engine::atoms::{Atom, atom};
+use crate::engine::db::{Db, Entry};
+use crate::engine::machine::Control;
+use crate::engine::term::{Cell, subtree_ends};
+
+/// Control constructs nested deeper than this are called, not inlined.
+const MAX_INLINE_DEPTH: usize = 200;
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Loc {
+    X(u32),
+    Y(u32),
+    Void,
+}
+
+/// What a body goal is.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Kind {
+    True,
+    Fail,
+    Cut,
+    Conj,
+    Disj,
+    IfThen(bool),
+    Not,
+    Meta(u32),
+    Control(Control),
+    Builtin(u32),
+    User,
+}
+
+/// How a `!` in the goal being compiled cuts.
+#[derive(Clone, Copy)]
+enum CutKind {
+    Clause,
+    Level(u32),
+}
+
+/// A goal's name, arity and argument cells.
+fn parts(cells: &[Cell], i: usize) -> (Atom, Vec<usize>) {
+    match cells[i] {
+        Cell::Atom(a) => (a, Vec::new()),
+        Cell::Str(p) => {
+            let Cell::Fun(f, n) = cells[p] else { unreachable!("Str points at Fun") };
+            (f, (p + 1..p + 1 + n as usize).collect())
+        }
+        Cell::Lst(p) => (atom::DOT, vec![p, p + 1]),
+        // A variable goal: `call(X)` with the variable as argument.
+        _ => (atom::CALL, vec![i]),
+    }
+}
+
+fn kind(db: &Db, cells: &[Cell], i: usize, depth: usize) -> Kind {
+    if let Cell::Ref(_) = cells[i] {
+        return Kind::Meta(1);
+    }
+    let (f, args) = parts(cells, i);
+    let n = args.len() as u32;
+    match db.get(f, n) {
+        Some(Entry::Control(c)) => match c {
+            Control::True => Kind::True,
+            Control::Fail => Kind::Fail,
+            Control::Cut => Kind::Cut,
+            Control::Call(n) => Kind::Meta(n as u32),
+            Control::Conj | Control::Disj | Control::IfThen | Control::SoftIf | Control::Not
+                if depth >= MAX_INLINE_DEPTH =>
+            {
+                Kind::Meta(0)
+            }
+            Control::Conj => Kind::Conj,
+            Control::Disj => Kind::Disj,
+            Control::IfThen => Kind::IfThen(false),
+            Control::SoftIf => Kind::IfThen(true),
+            Control::Not => Kind::Not,
+            other => Kind::Control(other),
+        },
+        Some(Entry::Builtin(b)) => Kind::Builtin(b as u32),
+        _ => Kind::User,
+    }
+}
+
+fn is_inline_control(k: Kind) -> bool {
+    matches!(k, Kind::Conj | Kind::Disj | Kind::IfThen(_) | Kind::Not)
+}
+
+fn is_call(k: Kind) -> bool {
+    matches!(k, Kind::Meta(_) | Kind::Control(_) | Kind::User)
+}
+
+/// The variables of the subterm at `i`, with repeats, depth first.
+fn vars_of(cells: &[Cell], i: usize, out: &mut Vec<usize>) {
+    let mut stack = vec![i];
+    while let Some(j) = stack.pop() {
+        match cells[j] {
+            Cell::Ref(k) => out.push(k),
+            Cell::Str(p) => {
+                let Cell::Fun(_, n) = cells[p] else { unreachable!() };
+                stack.extend((p + 1..p + 1 + n as usize).rev());
+            }
+            Cell::Lst(p) => {
+                stack.push(p + 1);
+                stack.push(p);
+            }
+            _ => {}
+        }
+    }
+}
+
+struct Info {
+    occ: Vec<u32>,
+    /// First and last chunk a variable occurs in.
+    chunks: Vec<(u32, u32)>,
+    in_ctrl: Vec<bool>,
+    has_ctrl: bool,
+    max_arity: u32,
+}
+
+struct Cg<'a> {
+    cells: &'a [Cell],
+    ends: Vec<u32>,
+    db: &'a Db,
+    loc: Vec<Loc>,
+    seen: Vec<bool>,
+    out: Vec<Instr>,
+    env: bool,
+    ny: u32,
+    nregs: u32,
+}
+
+/// Compiles a clause template (see the module comment) into code, and
+/// says how many registers it uses.
+pub fn compile(db: &Db, cells: &[Cell], nvars: usize, body_start: usize, body_len: usize) -> (Vec<Instr>, u32) {
+    let head = 2;
+    let goals: Vec<usize> = (body_start..body_start + body_len).collect();
+    let (_, head_args) = parts(cells, head);
+
+    // Classify the variables.
+    let mut info = Info {
+        occ: vec![0; nvars],
+        chunks: vec![(u32::MAX, 0); nvars],
+        in_ctrl: vec![false; nvars],
+        has_ctrl: false,
+        max_arity: head_args.len() as u32,
+    };
+    let mut vs = Vec::new();
+    for &a in &head_args {
+        vars_of(cells, a, &mut vs);
+    }
+    note(&mut info, &vs, 0, false);
+    let mut chunk = 0u32;
+    let mut calls_before_last = false;
+    for (gi, &g) in goals.iter().enumerate() {
+        let k = kind(db, cells, g, 0);
+        if is_inline_control(k) {
+            info.has_ctrl = true;
+            vs.clear();
+            vars_of(cells, g, &mut vs);
+            note(&mut info, &vs, chunk, true);
+            max_arity_in(db, cells, g, &mut info.max_arity);
+            chunk += 1;
+            continue;
+        }
+        let (_, args) = parts(cells, g);
+        info.max_arity = info.max_arity.max(args.len() as u32);
+        vs.clear();
+        for &a in &args {
+            vars_of(cells, a, &mut vs);
+        }
+        note(&mut info, &vs, chunk, false);
+        if is_call(k) || k == Kind::Meta(0) {
+            if gi + 1 < goals.len() {
+                calls_before_last = true;
+            }
+            chunk += 1;
+        }
+    }
+
+    // Registers: arguments first, then temporaries; permanent slots.
+    let mut nx = info.max_arity.max(1);
+    let mut ny = 0u32;
+    let mut loc: Vec<Loc> = (0..nvars)
+        .map(|k| {
+            if info.occ[k] <= 1 {
+                Loc::Void
+            } else if info.in_ctrl[k] || info.chunks[k].0 != info.chunks[k].1 {
+                ny += 1;
+                Loc::Y(ny - 1)
+            } else {
+                nx += 1;
+                Loc::X(nx - 1)
+            }
+        })
+        .collect();
+    // A variable passed from head argument i straight to argument i of a
+    // first goal that is a call stays in its argument register.
+    if let Some(&g0) = goals.first()
+        && kind(db, cells, g0, 0) == Kind::User
+    {
+        let (_, args0) = parts(cells, g0);
+        for (i, (&h, &b)) in head_args.iter().zip(args0.iter()).enumerate() {
+            if let (Cell::Ref(k), Cell::Ref(k2)) = (cells[h], cells[b])
+                && k == k2
+                && info.occ[k] == 2
+                && matches!(loc[k], Loc::X(_))
+            {
+                loc[k] = Loc::X(i as u32);
+            }
+        }
+    }
+    let env = info.has_ctrl || ny > 0 || calls_before_last;
+    let mut cg =
+        Cg { cells, ends: subtree_ends(cells), db, loc, seen: vec![false; nvars], out: Vec::new(), env, ny, nregs: nx };
+    if env {
+        cg.out.push(Instr::Allocate(0));
+    }
+    for (i, &a) in head_args.iter().enumerate() {
+        cg.get_arg(a, i as u32);
+    }
+    if goals.is_empty() {
+        cg.exit();
+    }
+    for (gi, &g) in goals.iter().enumerate() {
+        cg.goal(g, gi + 1 == goals.len(), CutKind::Clause, 0);
+    }
+    if env {
+        cg.out[0] = Instr::Allocate(cg.ny);
+    }
+    (cg.out, nx)
+}
+
+fn note(info: &mut Info, vs: &[usize], chunk: u32, ctrl: bool) {
+    for &k in vs {
+        info.occ[k] += 1;
+        let c = &mut info.chunks[k];
+        c.0 = c.0.min(chunk);
+        c.1 = c.1.max(chunk);
+        if ctrl {
+            info.in_ctrl[k] = true;
+        }
+    }
+}
+
+/// The largest arity of a goal inside inline control constructs.
+fn max_arity_in(db: &Db, cells: &[Cell], g: usize, max: &mut u32) {
+    let mut stack = vec![(g, 0usize)];
+    while let Some((g, depth)) = stack.pop() {
+        let k = kind(db, cells, g, depth);
+        let (_, args) = parts(cells, g);
+        if is_inline_control(k) {
+            stack.extend(args.iter().map(|&a| (a, depth + 1)));
+        } else if k == Kind::Meta(0) {
+            *max = (*max).max(1);
+        } else {
+            *max = (*max).max(args.len() as u32);
+        }
+    }
+}
+
+impl Cg<'_> {
+    fn emit(&mut self, i: Instr) -> usize {
+        self.out.push(i);
+        self.out.len() - 1
+    }
+
+    /// Leaves the clause: back to the continuation.
+    fn exit(&mut self) {
+        if self.env {
+            self.emit(Instr::Deallocate);
+        }
+        self.emit(Instr::Proceed);
+    }
+
+    fn first(&mut self, k: usize) -> bool {
+        !std::mem::replace(&mut self.seen[k], true)
+    }
+
+    /// A template for the compound at cell `i`. Variables seen here for the
+    /// first time and more than once are initialised before it, so the
+    /// template can be walked in any order.
+    fn tm(&mut self, i: usize) -> Box<Tm> {
+        let (p, lst) = match self.cells[i] {
+            Cell::Str(p) => (p, false),
+            Cell::Lst(p) => (p, true),
+            _ => unreachable!("a compound"),
+        };
+        let end = self.ends[i] as usize;
+        let mut vs = Vec::new();
+        vars_of(self.cells, i, &mut vs);
+        for (j, &k) in vs.iter().enumerate() {
+            if !self.seen[k] && self.loc[k] != Loc::Void && vs[j + 1..].contains(&k) {
+                self.seen[k] = true;
+                match self.loc[k] {
+                    Loc::X(r) => self.emit(Instr::PutVarX(r, r)),
+                    Loc::Y(s) => self.emit(Instr::InitY(s)),
+                    Loc::Void => unreachable!(),
+                };
+            }
+        }
+        let mut cells: Vec<Cell> = Vec::with_capacity(end - p);
+        for &c in &self.cells[p..end] {
+            cells.push(match c {
+                Cell::Str(q) => Cell::Str(q - p),
+                Cell::Lst(q) => Cell::Lst(q - p),
+                Cell::Ref(k) => Cell::Ref(self.var_code(k)),
+                other => other,
+            });
+        }
+        let ends = subtree_ends(&cells).into_boxed_slice();
+        Box::new(Tm { lst, cells: cells.into_boxed_slice(), ends })
+    }
+
+    fn var_code(&mut self, k: usize) -> usize {
+        let first = if self.first(k) { FIRST } else { 0 };
+        match self.loc[k] {
+            Loc::Void => VOID,
+            Loc::X(r) => r as usize | first,
+            Loc::Y(s) => s as usize | PERM | first,
+        }
+    }
+
+    fn get_arg(&mut self, c: usize, a: u32) {
+        match self.cells[c] {
+            Cell::Ref(k) => {
+                let first = self.first(k);
+                match (self.loc[k], first) {
+                    (Loc::Void, _) => {}
+                    (Loc::X(r), true) if r == a => {}
+                    (Loc::X(r), true) => drop(self.emit(Instr::GetVarX(r, a))),
+                    (Loc::X(r), false) => drop(self.emit(Instr::GetValX(r, a))),
+                    (Loc::Y(s), true) => drop(self.emit(Instr::GetVarY(s, a))),
+                    (Loc::Y(s), false) => drop(self.emit(Instr::GetValY(s, a))),
+                }
+            }
+            Cell::Lst(p) => {
+                self.emit(Instr::GetList(a));
+                self.unify_args(p, 2);
+            }
+            Cell::Str(p) => {
+                let Cell::Fun(f, n) = self.cells[p] else { unreachable!("Str points at Fun") };
+                self.emit(Instr::GetStruct(f, n, a));
+                self.unify_args(p + 1, n as usize);
+            }
+            other => drop(self.emit(Instr::GetConst(other, a))),
+        }
+    }
+
+    fn put_arg(&mut self, c: usize, a: u32) {
+        match self.cells[c] {
+            Cell::Ref(k) => {
+                let first = self.first(k);
+                match (self.loc[k], first) {
+                    (Loc::Void, _) => drop(self.emit(Instr::PutVoid(a))),
+                    (Loc::X(r), true) => drop(self.emit(Instr::PutVarX(r, a))),
+                    (Loc::X(r), false) if r == a => {}
+                    (Loc::X(r), false) => drop(self.emit(Instr::PutValX(r, a))),
+                    (Loc::Y(s), true) => drop(self.emit(Instr::PutVarY(s, a))),
+                    (Loc::Y(s), false) => drop(self.emit(Instr::PutValY(s, a))),
+                }
+            }
+            Cell::Lst(p) => {
+                self.emit(Instr::PutList(a));
+                self.unify_args(p, 2);
+            }
+            Cell::Str(p) => {
+                let Cell::Fun(f, n) = self.cells[p] else { unreachable!("Str points at Fun") };
+                self.emit(Instr::PutStruct(f, n, a));
+                self.unify_args(p + 1, n as usize);
+            }
+            other => drop(self.emit(Instr::PutConst(other, a))),
+        }
+    }
+
+    /// The arguments of a list cell or structure (at `from`, `n` cells) as
+    /// `Unify*` instructions; nested compounds as templates.
+    fn unify_args(&mut self, from: usize, n: usize) {
+        for j in from..from + n {
+            match self.cells[j] {
+                Cell::Ref(k) => {
+                    let first = self.first(k);
+                    let i = match (self.loc[k], first) {
+                        (Loc::Void, _) => Instr::UnifyVoid,
+                        (Loc::X(r), true) => Instr::UnifyVarX(r),
+                        (Loc::X(r), false) => Instr::UnifyValX(r),
+                        (Loc::Y(s), true) => Instr::UnifyVarY(s),
+                        (Loc::Y(s), false) => Instr::UnifyValY(s),
+                    };
+                    self.emit(i);
+                }
+                Cell::Str(_) | Cell::Lst(_) => {
+                    let t = self.tm(j);
+                    self.emit(Instr::UnifyTerm(t));
+                }
+                other => drop(self.emit(Instr::UnifyConst(other))),
+            }
+        }
+    }
+
+    fn level(&mut self) -> u32 {
+        let y = self.ny;
+        self.ny += 1;
+        self.emit(Instr::GetLevel(y));
+        y
+    }
+
+    /// Initialises the variables a control construct sees first.
+    fn init_vars(&mut self, g: usize) {
+        let mut vs = Vec::new();
+        vars_of(self.cells, g, &mut vs);
+        for k in vs {
+            if !self.seen[k]
+                && let Loc::Y(s) = self.loc[k]
+            {
+                self.seen[k] = true;
+                self.emit(Instr::InitY(s));
+            }
+        }
+    }
+
+    fn patch(&mut self, at: usize, target: usize) {
+        match &mut self.out[at] {
+            Instr::TryElse(l) | Instr::Jump(l) => *l = target as u32,
+            _ => unreachable!("patching a jump"),
+        }
+    }
+
+    fn goal(&mut self, g: usize, last: bool, cut: CutKind, depth: usize) {
+        let k = kind(self.db, self.cells, g, depth);
+        let (f, args) = parts(self.cells, g);
+        match k {
+            Kind::True => {
+                if last {
+                    self.exit();
+                }
+            }
+            Kind::Fail => drop(self.emit(Instr::Fail)),
+            Kind::Cut => {
+                match cut {
+                    CutKind::Clause if self.env => self.emit(Instr::Cut),
+                    CutKind::Clause => self.emit(Instr::CutB0),
+                    CutKind::Level(y) => self.emit(Instr::CutTo(y, 1)),
+                };
+                if last {
+                    self.exit();
+                }
+            }
+            Kind::Conj => {
+                self.goal(args[0], false, cut, depth + 1);
+                self.goal(args[1], last, cut, depth + 1);
+            }
+            Kind::Disj => {
+                self.init_vars(g);
+                let (left, right) = (args[0], args[1]);
+                let lk = kind(self.db, self.cells, left, depth + 1);
+                if let Kind::IfThen(soft) = lk {
+                    let (_, ca) = parts(self.cells, left);
+                    self.ite(ca[0], ca[1], Some(right), soft, last, cut, depth + 1);
+                    return;
+                }
+                let try_at = self.emit(Instr::TryElse(0));
+                self.goal(left, last, cut, depth + 1);
+                let jump = (!last).then(|| self.emit(Instr::Jump(0)));
+                let here = self.out.len();
+                self.patch(try_at, here);
+                self.goal(right, last, cut, depth + 1);
+                if let Some(j) = jump {
+                    let here = self.out.len();
+                    self.patch(j, here);
+                }
+            }
+            Kind::IfThen(soft) => {
+                self.init_vars(g);
+                self.ite(args[0], args[1], None, soft, last, cut, depth + 1);
+            }
+            Kind::Not => {
+                self.init_vars(g);
+                let y = self.level();
+                let try_at = self.emit(Instr::TryElse(0));
+                self.goal(args[0], false, CutKind::Level(y), depth + 1);
+                self.emit(Instr::CutTo(y, 0));
+                self.emit(Instr::Fail);
+                let here = self.out.len();
+                self.patch(try_at, here);
+                if last {
+                    self.exit();
+                }
+            }
+            Kind::Meta(0) => {
+                // Nested too deep to inline: called as a term.
+                self.put_arg(g, 0);
+                self.call_like(Instr::CallMeta(1, last), last);
+            }
+            Kind::Meta(n) => {
+                for (i, &a) in args.iter().enumerate() {
+                    self.put_arg(a, i as u32);
+                }
+                self.call_like(Instr::CallMeta(n, last), last);
+            }
+            Kind::Control(c) => {
+                for (i, &a) in args.iter().enumerate() {
+                    self.put_arg(a, i as u32);
+                }
+                self.call_like(Instr::CallControl(c, last), last);
+            }
+            Kind::Builtin(b) => {
+                for (i, &a) in args.iter().enumerate() {
+                    self.put_arg(a, i as u32);
+                }
+                self.emit(Instr::CallBuiltin(b, args.len() as u32, self.nregs));
+                if last {
+                    self.exit();
+                }
+            }
+            Kind::User => {
+                for (i, &a) in args.iter().enumerate() {
+                    self.put_arg(a, i as u32);
+                }
+                let n = args.len() as u32;
+                let pred = match self.db.get(f, n) {
+                    Some(Entry::User(i)) => i as u32,
+                    _ => NO_PRED,
+                };
+                if last {
+                    if self.env {
+                        self.emit(Instr::Deallocate);
+                    }
+                    self.emit(Instr::Execute(pred, f, n));
+                } else {
+                    self.emit(Instr::Call(pred, f, n));
+                }
+            }
+        }
+    }
+
+    /// A call-like instruction: in last position the frame goes first and
+    /// the callee returns straight to this clause's continuation.
+    fn call_like(&mut self, i: Instr, last: bool) {
+        if last && self.env {
+            self.emit(Instr::Deallocate);
+        }
+        self.emit(i);
+    }
+
+    /// `(C -> T ; E)`, `(C *-> T ; E)` and, without `E`, `(C -> T)`.
+    #[allow(clippy::too_many_arguments)]
+    fn ite(&mut self, c: usize, t: usize, e: Option<usize>, soft: bool, last: bool, cut: CutKind, depth: usize) {
+        let y = self.level();
+        let try_at = self.emit(Instr::TryElse(0));
+        self.goal(c, false, CutKind::Level(y), depth + 1);
+        self.emit(if soft { Instr::SoftCut(y) } else { Instr::CutTo(y, 0) });
+        self.goal(t, last, cut, depth + 1);
+        let jump = (!last).then(|| self.emit(Instr::Jump(0)));
+        let here = self.out.len();
+        self.patch(try_at, here);
+        match e {
+            Some(e) => self.goal(e, last, cut, depth + 1),
+            None => drop(self.emit(Instr::Fail)),
+        }
+        if let Some(j) = jump {
+            let here = self.out.len();
+            self.patch(j, here);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Engine;
+
+    fn code_of(src: &str, name: &str, arity: u32) -> String {
+        let mut e = Engine::new();
+        assert!(!e.load("t", src).has_errors());
+        let a = e.m.atoms.intern(name);
+        let p = e.m.db.pred(a, arity).unwrap();
+        let c = &p.clauses[0];
+        let (code, _) = compile(&e.m.db, &c.tmpl.cells, c.tmpl.nvars, c.body_start, c.body_len);
+        format!("{code:?}")
+    }
+
+    #[test]
+    fn append_is_one_chunk_without_environment() {
+        let c = code_of("app([H|T], L, [H|R]) :- app(T, L, R).", "app", 3);
+        assert!(!c.contains("Allocate"), "{c}");
+        assert!(c.contains("Execute"), "{c}");
+    }
+
+    #[test]
+    fn a_call_before_the_last_goal_needs_an_environment() {
+        let c = code_of("p(X) :- q(X), r(X).\nq(_). r(_).", "p", 1);
+        assert!(c.starts_with("[Allocate(1), GetVarY(0, 0)"), "{c}");
+        assert!(c.contains("Deallocate, Execute"), "{c}");
+    }
+}

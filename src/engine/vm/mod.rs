@@ -1,0 +1,188 @@
+//! The register machine (see `src/engine/README.md`): clauses compiled to
+//! instructions over argument registers, environment frames and choice
+//! points that save registers.
+
+pub mod compile;
+mod run;
+
+use super::atoms::Atom;
+use super::machine::Control;
+use super::term::Cell;
+use std::rc::Rc;
+
+/// A template for a compound argument: `cells` as laid out by
+/// `Store::copy_out` (depth first, each subtree contiguous) with the root
+/// structure at 0, and variable cells holding a `var_code`.
+#[derive(Debug)]
+pub struct Tm {
+    /// The root is a list cell (else a structure with its `Fun` at 0).
+    pub lst: bool,
+    pub cells: Box<[Cell]>,
+    /// For each cell pointing at a substructure, the end of its subtree.
+    pub ends: Box<[u32]>,
+}
+
+/// Bits of a variable cell in a `Tm`.
+pub const FIRST: usize = 1 << 40;
+pub const PERM: usize = 1 << 41;
+pub const VOID: usize = 1 << 42;
+pub const INDEX: usize = (1 << 32) - 1;
+
+/// `Call`/`Execute` of a predicate unknown at compile time.
+pub const NO_PRED: u32 = u32::MAX;
+
+/// One instruction. `a` is an argument register, `x` a register, `y` a
+/// slot of the current environment.
+#[derive(Debug)]
+pub enum Instr {
+    Allocate(u32),
+    Deallocate,
+    GetVarX(u32, u32),
+    GetVarY(u32, u32),
+    GetValX(u32, u32),
+    GetValY(u32, u32),
+    GetConst(Cell, u32),
+    GetTerm(Box<Tm>, u32),
+    /// A list cell or a structure in an argument: its arguments follow as
+    /// `Unify*` instructions, in read mode on an existing term, in write
+    /// mode on a new one.
+    GetList(u32),
+    GetStruct(Atom, u32, u32),
+    PutList(u32),
+    PutStruct(Atom, u32, u32),
+    UnifyVarX(u32),
+    UnifyVarY(u32),
+    UnifyValX(u32),
+    UnifyValY(u32),
+    UnifyConst(Cell),
+    UnifyVoid,
+    UnifyTerm(Box<Tm>),
+    PutVarX(u32, u32),
+    PutVarY(u32, u32),
+    PutValX(u32, u32),
+    PutValY(u32, u32),
+    PutVoid(u32),
+    PutConst(Cell, u32),
+    PutTerm(Box<Tm>, u32),
+    InitY(u32),
+    /// A user predicate by number (`NO_PRED` when it did not exist when
+    /// the clause was compiled: then by name), its name and arity.
+    Call(u32, Atom, u32),
+    Execute(u32, Atom, u32),
+    /// A builtin by number, its arity, and the registers live after it.
+    CallBuiltin(u32, u32, u32),
+    /// `call/N`; the flag: last call (the continuation is CP).
+    CallMeta(u32, bool),
+    CallControl(Control, bool),
+    Proceed,
+    /// Cut to the barrier saved in the environment.
+    Cut,
+    /// Cut to the barrier register (no call since the clause started).
+    CutB0,
+    GetLevel(u32),
+    /// Cut to the level in a slot, plus the flag (1: keep the choice point
+    /// pushed right after the level was taken).
+    CutTo(u32, u8),
+    SoftCut(u32),
+    TryElse(u32),
+    Jump(u32),
+    Fail,
+    /// Internal continuations: collect a findall answer, leave a catch,
+    /// restore registers saved around a goal a builtin called, and the end
+    /// of a query.
+    FaAdd,
+    ExitCatch,
+    Restore,
+    Succeed,
+}
+
+/// Compiled code of a clause.
+pub type Code = Rc<[Instr]>;
+
+/// Where to continue: an instruction of some code.
+#[derive(Clone, Debug)]
+pub struct Cont {
+    pub code: Code,
+    pub pc: u32,
+}
+
+/// An environment frame.
+#[derive(Clone, Debug)]
+pub struct Env {
+    /// The frame to return to.
+    pub ce: u32,
+    pub cp: Cont,
+    /// Choice-stack height a `!` in this clause cuts back to.
+    pub b0: u32,
+    /// Where the frame's Y slots start in `ys`, and how many.
+    pub ys: u32,
+    pub n: u32,
+    /// A `catch/3` frame (its slot 0 holds the catch's choice index).
+    pub catch: bool,
+    /// A frame keeping registers around a goal a builtin called: the CP to
+    /// restore when it exits (`cp` is then where to continue).
+    pub ret: Option<Cont>,
+}
+
+/// Saved register-machine state of a choice point.
+#[derive(Clone, Debug)]
+pub struct VmSave {
+    pub e: u32,
+    pub cp: Cont,
+    pub cont: Cont,
+    pub b0: u32,
+    /// Saved registers: `saved[regs..regs+nregs]`.
+    pub regs: u32,
+    pub nregs: u32,
+    pub env_top: u32,
+}
+
+fn code(instrs: Vec<Instr>) -> Code {
+    instrs.into()
+}
+
+/// The register machine's state inside `Machine`.
+#[derive(Debug)]
+pub struct Vm {
+    pub x: Vec<Cell>,
+    pub envs: Vec<Env>,
+    pub ys: Vec<Cell>,
+    pub saved: Vec<Cell>,
+    pub e: u32,
+    pub cp: Cont,
+    pub b0: u32,
+    /// Where execution continues (set around builtins so that a choice
+    /// point they push, or a goal they call, resumes after them).
+    pub cont: Cont,
+    /// Registers live at `cont`.
+    pub live: u32,
+    /// Shared internal code.
+    pub succeed: Code,
+    pub fa_code: Code,
+    pub catch_code: Code,
+    pub restore_code: Code,
+    pub fail_code: Code,
+}
+
+impl Default for Vm {
+    fn default() -> Self {
+        let succeed = code(vec![Instr::Succeed]);
+        let start = Cont { code: succeed.clone(), pc: 0 };
+        Vm {
+            x: vec![Cell::Int(0); 256],
+            envs: Vec::new(),
+            ys: Vec::new(),
+            saved: Vec::new(),
+            e: 0,
+            cp: start.clone(),
+            b0: 0,
+            cont: start,
+            live: 0,
+            succeed,
+            fa_code: code(vec![Instr::FaAdd, Instr::Fail]),
+            catch_code: code(vec![Instr::ExitCatch, Instr::Deallocate, Instr::Proceed]),
+            restore_code: code(vec![Instr::Restore]),
+            fail_code: code(vec![Instr::Fail]),
+        }
+    }
+}

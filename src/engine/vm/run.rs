@@ -1,0 +1,1026 @@
+//! The register machine's run loop: instructions, calls, backtracking,
+//! exceptions, `findall/3` and `catch/3`, and the meta-call.
+
+use super::compile::compile;
+use super::{Code, Cont, Env, FIRST, INDEX, Instr, NO_PRED, PERM, Tm, VOID, VmSave};
+use crate::engine::atoms::{Atom, atom};
+use crate::engine::db::{Candidates, ClauseCode, Entry, Key};
+use crate::engine::machine::{Alt, Choice, Control, Exc, Machine, Res};
+use crate::engine::term::Cell;
+use std::time::Instant;
+
+/// What to do next: continue at some code, fail (`Ok(None)`), or raise.
+type Go = Result<Option<Cont>, Exc>;
+
+impl Machine {
+    /// Resets the stacks to run `goal` from scratch on the register machine.
+    pub(crate) fn vm_start(&mut self, goal: Cell) {
+        self.choices.clear();
+        self.store.hb = 0;
+        self.bags.clear();
+        self.pending = None;
+        self.steps = 0;
+        self.deadline = self.limits.timeout.map(|d| Instant::now() + d);
+        let vm = &mut self.vm;
+        vm.envs.clear();
+        vm.ys.clear();
+        vm.saved.clear();
+        let done = Cont { code: vm.succeed.clone(), pc: 0 };
+        vm.envs.push(Env { ce: 0, cp: done.clone(), b0: 0, ys: 0, n: 0, catch: false, ret: None });
+        vm.e = 0;
+        vm.b0 = 0;
+        vm.cp = done.clone();
+        vm.cont = done;
+        self.vm_goal = Some(goal);
+    }
+
+    /// Looks for the next answer (see `Machine::solve`).
+    pub(crate) fn vm_solve(&mut self, retry: bool) -> Res {
+        let mut go: Go = match self.vm_goal.take() {
+            Some(g) if !retry => self.vm_meta(g, &[]),
+            _ => Ok(None),
+        };
+        'outer: loop {
+            let cont = match go {
+                Ok(Some(c)) => c,
+                Ok(None) => match self.vm_backtrack() {
+                    Ok(Some(c)) => c,
+                    Ok(None) => return Ok(false),
+                    Err(e) => {
+                        go = Err(e);
+                        continue;
+                    }
+                },
+                Err(e) => match self.vm_handle(e)? {
+                    Some(c) => c,
+                    None => {
+                        go = Ok(None);
+                        continue;
+                    }
+                },
+            };
+            let mut code = cont.code;
+            let mut pc = cont.pc as usize;
+            // Read/write mode of `Unify*`: the next argument cell.
+            let mut s = 0usize;
+            let mut wr = false;
+            loop {
+                let ins = &code[pc];
+                pc += 1;
+                match *ins {
+                    Instr::GetVarX(x, a) => self.vm.x[x as usize] = self.vm.x[a as usize],
+                    Instr::GetVarY(y, a) => {
+                        let v = self.vm.x[a as usize];
+                        *self.y(y) = v;
+                    }
+                    Instr::GetValX(x, a) => {
+                        let (u, v) = (self.vm.x[x as usize], self.vm.x[a as usize]);
+                        if !self.store.unify(u, v) {
+                            go = Ok(None);
+                            continue 'outer;
+                        }
+                    }
+                    Instr::GetValY(y, a) => {
+                        let (u, v) = (*self.y(y), self.vm.x[a as usize]);
+                        if !self.store.unify(u, v) {
+                            go = Ok(None);
+                            continue 'outer;
+                        }
+                    }
+                    Instr::GetConst(c, a) => {
+                        let v = self.store.deref(self.vm.x[a as usize]);
+                        let ok = match v {
+                            Cell::Ref(r) => {
+                                self.store.bind(r, c);
+                                true
+                            }
+                            _ => v == c || (matches!(c, Cell::Text(_) | Cell::Flt(_)) && self.store.unify(v, c)),
+                        };
+                        if !ok {
+                            go = Ok(None);
+                            continue 'outer;
+                        }
+                    }
+                    Instr::GetTerm(ref t, a) => {
+                        let v = self.vm.x[a as usize];
+                        if !self.get_term(t, v) {
+                            go = Ok(None);
+                            continue 'outer;
+                        }
+                    }
+                    Instr::GetList(a) => match self.store.deref(self.vm.x[a as usize]) {
+                        Cell::Lst(p) => {
+                            s = p;
+                            wr = false;
+                        }
+                        Cell::Ref(r) => {
+                            s = self.store.heap.len();
+                            self.store.heap.extend_from_slice(&[Cell::Int(0); 2]);
+                            self.store.bind(r, Cell::Lst(s));
+                            wr = true;
+                        }
+                        _ => {
+                            go = Ok(None);
+                            continue 'outer;
+                        }
+                    },
+                    Instr::GetStruct(f, n, a) => match self.store.deref(self.vm.x[a as usize]) {
+                        Cell::Str(p) if self.store.heap[p] == Cell::Fun(f, n) => {
+                            s = p + 1;
+                            wr = false;
+                        }
+                        Cell::Ref(r) => {
+                            let h = self.store.heap.len();
+                            self.store.heap.push(Cell::Fun(f, n));
+                            self.store.heap.resize(h + 1 + n as usize, Cell::Int(0));
+                            self.store.bind(r, Cell::Str(h));
+                            s = h + 1;
+                            wr = true;
+                        }
+                        _ => {
+                            go = Ok(None);
+                            continue 'outer;
+                        }
+                    },
+                    Instr::PutList(a) => {
+                        s = self.store.heap.len();
+                        self.store.heap.extend_from_slice(&[Cell::Int(0); 2]);
+                        self.vm.x[a as usize] = Cell::Lst(s);
+                        wr = true;
+                    }
+                    Instr::PutStruct(f, n, a) => {
+                        let h = self.store.heap.len();
+                        self.store.heap.push(Cell::Fun(f, n));
+                        self.store.heap.resize(h + 1 + n as usize, Cell::Int(0));
+                        self.vm.x[a as usize] = Cell::Str(h);
+                        s = h + 1;
+                        wr = true;
+                    }
+                    Instr::UnifyVarX(x) => {
+                        self.vm.x[x as usize] = if wr {
+                            self.store.heap[s] = Cell::Ref(s);
+                            Cell::Ref(s)
+                        } else {
+                            self.store.heap[s]
+                        };
+                        s += 1;
+                    }
+                    Instr::UnifyVarY(y) => {
+                        let v = if wr {
+                            self.store.heap[s] = Cell::Ref(s);
+                            Cell::Ref(s)
+                        } else {
+                            self.store.heap[s]
+                        };
+                        *self.y(y) = v;
+                        s += 1;
+                    }
+                    Instr::UnifyValX(x) => {
+                        let v = self.vm.x[x as usize];
+                        if wr {
+                            self.store.heap[s] = v;
+                        } else if !self.store.unify(v, self.store.heap[s]) {
+                            go = Ok(None);
+                            continue 'outer;
+                        }
+                        s += 1;
+                    }
+                    Instr::UnifyValY(y) => {
+                        let v = *self.y(y);
+                        if wr {
+                            self.store.heap[s] = v;
+                        } else if !self.store.unify(v, self.store.heap[s]) {
+                            go = Ok(None);
+                            continue 'outer;
+                        }
+                        s += 1;
+                    }
+                    Instr::UnifyConst(c) => {
+                        if wr {
+                            self.store.heap[s] = c;
+                        } else {
+                            let v = self.store.deref(self.store.heap[s]);
+                            let ok = match v {
+                                Cell::Ref(r) => {
+                                    self.store.bind(r, c);
+                                    true
+                                }
+                                _ => v == c || (matches!(c, Cell::Text(_) | Cell::Flt(_)) && self.store.unify(v, c)),
+                            };
+                            if !ok {
+                                go = Ok(None);
+                                continue 'outer;
+                            }
+                        }
+                        s += 1;
+                    }
+                    Instr::UnifyVoid => {
+                        if wr {
+                            self.store.heap[s] = Cell::Ref(s);
+                        }
+                        s += 1;
+                    }
+                    Instr::UnifyTerm(ref t) => {
+                        if wr {
+                            let v = self.build_tm(t, 0, t.cells.len());
+                            self.store.heap[s] = v;
+                        } else if !self.get_term(t, self.store.heap[s]) {
+                            go = Ok(None);
+                            continue 'outer;
+                        }
+                        s += 1;
+                    }
+                    Instr::PutVarX(x, a) => {
+                        let v = self.store.new_var();
+                        self.vm.x[x as usize] = v;
+                        self.vm.x[a as usize] = v;
+                    }
+                    Instr::PutVarY(y, a) => {
+                        let v = self.store.new_var();
+                        *self.y(y) = v;
+                        self.vm.x[a as usize] = v;
+                    }
+                    Instr::PutValX(x, a) => self.vm.x[a as usize] = self.vm.x[x as usize],
+                    Instr::PutValY(y, a) => self.vm.x[a as usize] = *self.y(y),
+                    Instr::PutVoid(a) => self.vm.x[a as usize] = self.store.new_var(),
+                    Instr::PutConst(c, a) => self.vm.x[a as usize] = c,
+                    Instr::PutTerm(ref t, a) => {
+                        let v = self.build_tm(t, 0, t.cells.len());
+                        self.vm.x[a as usize] = v;
+                    }
+                    Instr::InitY(y) => {
+                        let v = self.store.new_var();
+                        *self.y(y) = v;
+                    }
+                    Instr::Allocate(n) => {
+                        let cp = self.vm.cp.clone();
+                        self.push_frame(n, cp, false);
+                    }
+                    Instr::Deallocate => {
+                        let env = &self.vm.envs[self.vm.e as usize];
+                        self.vm.cp = env.cp.clone();
+                        self.vm.e = env.ce;
+                    }
+                    Instr::Call(i, f, n) => {
+                        self.vm.cp = Cont { code: code.clone(), pc: pc as u32 };
+                        match self.vm_call(i, f, n) {
+                            Ok(Some(c)) => {
+                                code = c.code;
+                                pc = c.pc as usize;
+                            }
+                            other => {
+                                go = other;
+                                continue 'outer;
+                            }
+                        }
+                    }
+                    Instr::Execute(i, f, n) => match self.vm_call(i, f, n) {
+                        Ok(Some(c)) => {
+                            code = c.code;
+                            pc = c.pc as usize;
+                        }
+                        other => {
+                            go = other;
+                            continue 'outer;
+                        }
+                    },
+                    Instr::CallBuiltin(b, n, live) => {
+                        self.vm.cont = Cont { code: code.clone(), pc: pc as u32 };
+                        self.vm.live = live;
+                        match self.vm_builtin(b as usize, n as usize) {
+                            Ok(true) => {
+                                if let Some((g, _)) = self.pending.take() {
+                                    go = self.call_from_builtin(g);
+                                    continue 'outer;
+                                }
+                            }
+                            Ok(false) => {
+                                go = Ok(None);
+                                continue 'outer;
+                            }
+                            Err(e) => {
+                                go = Err(e);
+                                continue 'outer;
+                            }
+                        }
+                    }
+                    Instr::CallMeta(n, last) => {
+                        if !last {
+                            self.vm.cp = Cont { code: code.clone(), pc: pc as u32 };
+                        }
+                        let extra: Vec<Cell> = self.vm.x[1..n as usize].to_vec();
+                        go = self.vm_meta(self.vm.x[0], &extra);
+                        continue 'outer;
+                    }
+                    Instr::CallControl(c, last) => {
+                        if !last {
+                            self.vm.cp = Cont { code: code.clone(), pc: pc as u32 };
+                        }
+                        go = self.vm_control(c);
+                        continue 'outer;
+                    }
+                    Instr::Proceed => {
+                        // CP is not read again before it is set anew, so
+                        // it may keep the finished clause's code.
+                        std::mem::swap(&mut code, &mut self.vm.cp.code);
+                        pc = self.vm.cp.pc as usize;
+                    }
+                    Instr::Cut => {
+                        let b = self.vm.envs[self.vm.e as usize].b0;
+                        self.cut(b as usize);
+                    }
+                    Instr::CutB0 => self.cut(self.vm.b0 as usize),
+                    Instr::GetLevel(y) => {
+                        let h = self.choices.len() as i64;
+                        *self.y(y) = Cell::Int(h);
+                    }
+                    Instr::CutTo(y, plus) => {
+                        let Cell::Int(h) = *self.y(y) else { unreachable!("a level") };
+                        self.cut(h as usize + plus as usize);
+                    }
+                    Instr::SoftCut(y) => {
+                        let Cell::Int(h) = *self.y(y) else { unreachable!("a level") };
+                        if let Some(cp) = self.choices.get_mut(h as usize) {
+                            cp.alt = Alt::Dead;
+                        }
+                    }
+                    Instr::TryElse(l) => {
+                        let cont = Cont { code: code.clone(), pc: l };
+                        self.vm_push_choice(Alt::Else, cont, 0);
+                    }
+                    Instr::Jump(l) => pc = l as usize,
+                    Instr::Fail => {
+                        go = Ok(None);
+                        continue 'outer;
+                    }
+                    Instr::FaAdd => {
+                        let (t, bag) = (*self.y(0), *self.y(1));
+                        let Cell::Int(bag) = bag else { unreachable!("bag number") };
+                        let t = self.store.copy_out(t, &mut Vec::new());
+                        self.bags[bag as usize].push(t);
+                        go = Ok(None);
+                        continue 'outer;
+                    }
+                    Instr::ExitCatch => {
+                        let Cell::Int(h) = *self.y(0) else { unreachable!("catch height") };
+                        let h = h as usize;
+                        if self.choices.len() == h + 1 && matches!(self.choices[h].alt, Alt::Catch { .. }) {
+                            self.pop_choice();
+                        }
+                    }
+                    Instr::Restore => {
+                        let env = &self.vm.envs[self.vm.e as usize];
+                        let (base, n) = (env.ys as usize, env.n as usize);
+                        let cont = env.cp.clone();
+                        self.vm.cp = env.ret.clone().expect("a restoring frame");
+                        self.vm.b0 = env.b0;
+                        self.vm.e = env.ce;
+                        self.vm.x[..n].copy_from_slice(&self.vm.ys[base..base + n]);
+                        code = cont.code;
+                        pc = cont.pc as usize;
+                    }
+                    Instr::Succeed => {
+                        self.vm.cont = Cont { code: code.clone(), pc: pc as u32 - 1 };
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Slot `y` of the current environment.
+    #[inline]
+    fn y(&mut self, y: u32) -> &mut Cell {
+        let base = self.vm.envs[self.vm.e as usize].ys as usize;
+        &mut self.vm.ys[base + y as usize]
+    }
+
+    /// Pushes an environment of `n` slots (unbound: integers until set)
+    /// and makes it current.
+    fn push_frame(&mut self, n: u32, cp: Cont, catch: bool) {
+        let vm = &mut self.vm;
+        let btop = self.choices.last().map_or(1, |c| c.vm.env_top);
+        let k = (vm.e + 1).max(btop) as usize;
+        vm.envs.truncate(k);
+        let below = &vm.envs[k - 1];
+        let ys = below.ys + below.n;
+        vm.ys.truncate(ys as usize);
+        vm.ys.resize((ys + n) as usize, Cell::Int(0));
+        vm.envs.push(Env { ce: vm.e, cp, b0: vm.b0, ys, n, catch, ret: None });
+        vm.e = k as u32;
+    }
+
+    /// The register-machine state a choice point pushed by a builtin saves:
+    /// it resumes after the builtin with the live registers.
+    pub(crate) fn vm_save(&mut self) -> VmSave {
+        let nregs = if self.vm_on { self.vm.live } else { 0 };
+        let regs = self.choices.last().map_or(0, |c| c.vm.regs + c.vm.nregs);
+        self.vm.saved.truncate(regs as usize);
+        self.vm.saved.extend_from_slice(&self.vm.x[..nregs as usize]);
+        VmSave {
+            e: self.vm.e,
+            cp: self.vm.cp.clone(),
+            cont: self.vm.cont.clone(),
+            b0: self.vm.b0,
+            regs,
+            nregs,
+            env_top: self.vm.envs.len() as u32,
+        }
+    }
+
+    /// Pushes a choice point resuming at `cont`, saving `nregs` registers.
+    fn vm_push_choice(&mut self, alt: Alt, cont: Cont, nregs: u32) {
+        let regs = self.choices.last().map_or(0, |c| c.vm.regs + c.vm.nregs);
+        self.vm.saved.truncate(regs as usize);
+        self.vm.saved.extend_from_slice(&self.vm.x[..nregs as usize]);
+        let heap = self.store.heap.len();
+        let save = VmSave {
+            e: self.vm.e,
+            cp: self.vm.cp.clone(),
+            cont,
+            b0: self.vm.b0,
+            regs,
+            nregs,
+            env_top: self.vm.envs.len() as u32,
+        };
+        self.choices.push(Choice {
+            alt,
+            heap,
+            trail: self.store.trail.len(),
+            cont: None,
+            pos: 0,
+            barrier: self.choices.len(),
+            vm: save,
+        });
+        self.store.hb = heap;
+    }
+
+    fn pop_choice(&mut self) {
+        self.choices.pop();
+        self.store.hb = self.choices.last().map_or(0, |c| c.heap);
+    }
+
+    /// Runs a deterministic builtin on the argument registers.
+    fn vm_builtin(&mut self, b: usize, n: usize) -> Res {
+        self.steps += 1;
+        self.check_limits()?;
+        let (name, arity, f) = self.builtins[b];
+        self.context = (name, arity);
+        let mut args = [Cell::Int(0); 8];
+        args[..n].copy_from_slice(&self.vm.x[..n]);
+        f(self, &args[..n])
+    }
+
+    /// A builtin asked to run `goal` next: the live registers are kept in a
+    /// frame that restores them when the goal exits.
+    fn call_from_builtin(&mut self, goal: Cell) -> Go {
+        let live = self.vm.live;
+        let cont = self.vm.cont.clone();
+        self.push_frame(live, cont, false);
+        let ret = self.vm.cp.clone();
+        self.vm.envs[self.vm.e as usize].ret = Some(ret);
+        let base = self.vm.envs[self.vm.e as usize].ys as usize;
+        self.vm.ys[base..base + live as usize].copy_from_slice(&self.vm.x[..live as usize]);
+        self.vm.cp = Cont { code: self.vm.restore_code.clone(), pc: 0 };
+        self.vm_meta(goal, &[])
+    }
+
+    /// Code of a clause (compiled on first use), ready to run.
+    #[inline]
+    fn enter(&mut self, clause: &ClauseCode) -> Cont {
+        Cont { code: compiled(&self.db, clause, &mut self.vm.x).clone(), pc: 0 }
+    }
+
+    /// Calls predicate number `i` (or `f/n` by name) with its arguments in
+    /// the registers (CP is set).
+    #[inline]
+    fn vm_call(&mut self, i: u32, f: Atom, n: u32) -> Go {
+        self.steps += 1;
+        self.check_limits()?;
+        if self.store.heap.len() > self.gc_at {
+            self.vm_gc(n as usize);
+        }
+        if i != NO_PRED && !self.db.preds[i as usize].abolished {
+            return self.vm_call_pred(i as usize, n);
+        }
+        match self.db.get(f, n) {
+            Some(Entry::User(i)) => self.vm_call_pred(i, n),
+            _ => {
+                let args: Vec<Cell> = self.vm.x[..n as usize].to_vec();
+                let g = self.store.new_struct(f, &args);
+                self.vm_meta(g, &[])
+            }
+        }
+    }
+
+    fn vm_call_pred(&mut self, i: usize, n: u32) -> Go {
+        let key = if n > 0 { Key::of(self.store.deref(self.vm.x[0]), &self.store.heap) } else { None };
+        self.vm.b0 = self.choices.len() as u32;
+        let (cands, clauses) = self.db.preds[i].candidates(key);
+        match cands.len() {
+            0 => Ok(None),
+            1 => {
+                let c = cands[0] as usize;
+                let clause = &self.db.preds[i].clauses[c];
+                let code = compiled(&self.db, clause, &mut self.vm.x).clone();
+                Ok(Some(Cont { code, pc: 0 }))
+            }
+            _ => {
+                let (cands, clauses): (Candidates, _) = (cands.clone(), clauses.clone());
+                let clause = clauses[cands[0] as usize].clone();
+                let done = Cont { code: self.vm.fail_code.clone(), pc: 0 };
+                self.vm_push_choice(Alt::VmClauses { clauses, cands, next: 1 }, done, n);
+                Ok(Some(self.enter(&clause)))
+            }
+        }
+    }
+
+    /// Calls a goal term with `extra` arguments added (CP is set).
+    fn vm_meta(&mut self, goal: Cell, extra: &[Cell]) -> Go {
+        let mut goal = goal;
+        let mut extra: Vec<Cell> = extra.to_vec();
+        loop {
+            let g = self.store.deref(goal);
+            let (f, p, n) = match g {
+                Cell::Atom(a) => (a, 0, 0),
+                Cell::Str(p) => {
+                    let Cell::Fun(f, n) = self.store.heap[p] else { unreachable!("Str points at Fun") };
+                    (f, p + 1, n as usize)
+                }
+                Cell::Lst(p) => (atom::DOT, p, 2),
+                Cell::Ref(_) => {
+                    self.context = (atom::CALL, 1 + extra.len() as u32);
+                    return Err(self.inst_error());
+                }
+                other => {
+                    self.context = (atom::CALL, 1 + extra.len() as u32);
+                    return Err(self.type_error(atom::CALLABLE, other));
+                }
+            };
+            let total = n + extra.len();
+            let entry = self.db.get(f, total as u32);
+            let load = |m: &mut Machine| {
+                if m.vm.x.len() < total {
+                    m.vm.x.resize(total, Cell::Int(0));
+                }
+                m.vm.x[..n].copy_from_slice(&m.store.heap[p..p + n]);
+                m.vm.x[n..total].copy_from_slice(&extra);
+            };
+            match entry {
+                Some(Entry::User(i)) => {
+                    load(self);
+                    self.steps += 1;
+                    self.check_limits()?;
+                    if self.store.heap.len() > self.gc_at {
+                        self.vm_gc(total);
+                    }
+                    return self.vm_call_pred(i, total as u32);
+                }
+                Some(Entry::Builtin(b)) => {
+                    load(self);
+                    self.vm.cont = self.vm.cp.clone();
+                    self.vm.live = 0;
+                    return match self.vm_builtin(b, total)? {
+                        true => match self.pending.take() {
+                            Some((g, _)) => self.call_from_builtin(g),
+                            None => Ok(Some(self.vm.cp.clone())),
+                        },
+                        false => Ok(None),
+                    };
+                }
+                Some(Entry::Control(c)) => match c {
+                    Control::Call(_) => {
+                        let args: Vec<Cell> = self.store.heap[p + 1..p + n].to_vec();
+                        goal = self.store.heap[p];
+                        extra.splice(0..0, args);
+                    }
+                    Control::True | Control::Cut => return Ok(Some(self.vm.cp.clone())),
+                    Control::Fail => return Ok(None),
+                    Control::Conj | Control::Disj | Control::IfThen | Control::SoftIf | Control::Not => {
+                        return self.meta_clause(g);
+                    }
+                    Control::Findall
+                    | Control::Findall4
+                    | Control::Catch
+                    | Control::Throw
+                    | Control::Halt0
+                    | Control::Halt1 => {
+                        load(self);
+                        self.steps += 1;
+                        return self.vm_control(c);
+                    }
+                    _ => return self.unknown(f, total as u32),
+                },
+                None => {
+                    if let Cell::Lst(_) = g {
+                        self.context = (atom::CALL, 1);
+                        return Err(self.type_error(atom::CALLABLE, g));
+                    }
+                    return self.unknown(f, total as u32);
+                }
+            }
+        }
+    }
+
+    fn unknown(&mut self, f: Atom, n: u32) -> Go {
+        self.context = (atom::CALL, 1);
+        let pi = self.store.new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
+        Err(self.existence_error(atom::PROCEDURE, pi))
+    }
+
+    /// Runs a goal with control constructs: it is compiled as the body of a
+    /// temporary clause whose head holds its variables.
+    fn meta_clause(&mut self, g: Cell) -> Go {
+        let mut vars = Vec::new();
+        let _ = self.store.copy_out(g, &mut vars);
+        let args: Vec<Cell> = vars.iter().map(|&a| Cell::Ref(a)).collect();
+        let head = self.store.new_struct(atom::MC, &args);
+        let clause = self.store.new_struct(atom::NECK, &[head, g]);
+        let c = match crate::engine::compile::compile_clause(&mut self.store, clause, None) {
+            Ok(c) => c,
+            Err(_) => {
+                self.context = (atom::CALL, 1);
+                return Err(self.type_error(atom::CALLABLE, g));
+            }
+        };
+        if self.vm.x.len() < args.len() {
+            self.vm.x.resize(args.len(), Cell::Int(0));
+        }
+        self.vm.x[..args.len()].copy_from_slice(&args);
+        self.vm.b0 = self.choices.len() as u32;
+        self.steps += 1;
+        Ok(Some(self.enter(&c)))
+    }
+
+    /// `findall/3,4`, `catch/3`, `throw/1`, `halt/0,1` on the argument
+    /// registers (CP is the continuation).
+    fn vm_control(&mut self, c: Control) -> Go {
+        let x = |m: &Machine, i: usize| m.vm.x[i];
+        match c {
+            Control::Findall | Control::Findall4 => {
+                let (template, goal, result) = (x(self, 0), x(self, 1), x(self, 2));
+                let four = c == Control::Findall4;
+                let tail = if four { x(self, 3) } else { Cell::Atom(atom::NIL) };
+                let ar = if four { 4 } else { 3 };
+                self.check_callable_ctx(goal, atom::FINDALL, ar)?;
+                self.check_partial_list(result, atom::FINDALL, ar)?;
+                let bag = self.bags.len();
+                self.bags.push(Vec::new());
+                let cont = self.vm.cp.clone();
+                self.vm_push_choice(Alt::Findall { bag, result, tail }, cont.clone(), 0);
+                self.push_frame(2, cont, false);
+                *self.y(0) = template;
+                *self.y(1) = Cell::Int(bag as i64);
+                self.vm.cp = Cont { code: self.vm.fa_code.clone(), pc: 0 };
+                self.vm.b0 = self.choices.len() as u32;
+                self.vm_meta(goal, &[])
+            }
+            Control::Catch => {
+                let (goal, catcher, recovery) = (x(self, 0), x(self, 1), x(self, 2));
+                let h = self.choices.len();
+                let cont = self.vm.cp.clone();
+                self.vm_push_choice(Alt::Catch { catcher, recovery }, cont.clone(), 0);
+                self.push_frame(1, cont, true);
+                *self.y(0) = Cell::Int(h as i64);
+                self.vm.cp = Cont { code: self.vm.catch_code.clone(), pc: 0 };
+                self.vm_meta(goal, &[])
+            }
+            Control::Throw => {
+                let ball = self.store.deref(x(self, 0));
+                if let Cell::Ref(_) = ball {
+                    self.context = (atom::THROW, 1);
+                    return Err(self.inst_error());
+                }
+                Err(Exc::Throw(self.store.copy_out(ball, &mut Vec::new())))
+            }
+            Control::Halt0 => Err(Exc::Halt(0)),
+            Control::Halt1 => match self.store.deref(x(self, 0)) {
+                Cell::Int(i) => Err(Exc::Halt(i as i32)),
+                Cell::Ref(_) => {
+                    self.context = (atom::HALT, 1);
+                    Err(self.inst_error())
+                }
+                other => {
+                    self.context = (atom::HALT, 1);
+                    Err(self.type_error(atom::INTEGER, other))
+                }
+            },
+            _ => unreachable!("inline control {c:?} is compiled, not called"),
+        }
+    }
+
+    /// Backtracks to the newest choice point: where to continue, or `None`
+    /// when there is none left.
+    fn vm_backtrack(&mut self) -> Go {
+        loop {
+            let Some(top) = self.choices.last() else {
+                return Ok(None);
+            };
+            self.store.undo_to(top.trail);
+            self.store.heap.truncate(top.heap);
+            let s = top.vm.clone();
+            self.vm.e = s.e;
+            self.vm.cp = s.cp.clone();
+            self.vm.b0 = s.b0;
+            let (r, n) = (s.regs as usize, s.nregs as usize);
+            self.vm.x[..n].copy_from_slice(&self.vm.saved[r..r + n]);
+            let idx = self.choices.len() - 1;
+            match &mut self.choices[idx].alt {
+                Alt::VmClauses { clauses, cands, next } => {
+                    let i = *next;
+                    let clause = clauses[cands[i] as usize].clone();
+                    if i + 1 >= cands.len() {
+                        self.pop_choice();
+                    } else {
+                        *next = i + 1;
+                    }
+                    self.vm.b0 = idx as u32;
+                    return Ok(Some(self.enter(&clause)));
+                }
+                Alt::Else => {
+                    self.pop_choice();
+                    return Ok(Some(s.cont));
+                }
+                Alt::Catch { .. } | Alt::Dead => self.pop_choice(),
+                Alt::Findall { bag, result, tail } => {
+                    let (bag, result, tail) = (*bag, *result, *tail);
+                    self.pop_choice();
+                    let items = self.bags.pop().unwrap_or_default();
+                    debug_assert_eq!(self.bags.len(), bag);
+                    let mut cells = Vec::with_capacity(items.len());
+                    let mut frame = Vec::new();
+                    for t in &items {
+                        frame.clear();
+                        cells.push(self.store.copy_in(t, &mut frame));
+                    }
+                    let list = self.store.new_partial_list(&cells, tail);
+                    if self.store.unify(list, result) {
+                        return Ok(Some(s.cont));
+                    }
+                }
+                Alt::Between { var, next, hi } => {
+                    let (var, v, hi) = (*var, *next, *hi);
+                    if v >= hi {
+                        self.pop_choice();
+                    } else {
+                        *next = v + 1;
+                    }
+                    if self.store.unify(var, Cell::Int(v)) {
+                        return Ok(Some(s.cont));
+                    }
+                }
+                Alt::Unify { alts, next } => {
+                    let (alts, i) = (alts.clone(), *next);
+                    if i + 1 >= alts.len() {
+                        self.pop_choice();
+                    } else {
+                        *next = i + 1;
+                    }
+                    if alts[i].iter().all(|&(a, b)| self.store.unify(a, b)) {
+                        return Ok(Some(s.cont));
+                    }
+                }
+                Alt::ClauseIter { .. } => {
+                    if crate::engine::builtins::resume_clause_iter(self)? {
+                        return Ok(Some(s.cont));
+                    }
+                }
+                Alt::Clauses { .. } | Alt::Goal(_) => {
+                    unreachable!("a term-solver choice point on the register machine")
+                }
+            }
+        }
+    }
+
+    /// Handles an exception: unwinds to the newest active `catch/3` whose
+    /// catcher unifies with the ball and calls its recovery. `Err` when no
+    /// catch takes it.
+    fn vm_handle(&mut self, e: Exc) -> Result<Option<Cont>, Exc> {
+        let mut e = e;
+        loop {
+            let Exc::Throw(ball) = e else {
+                return Err(e);
+            };
+            // A catch is active while its frame is on the environment chain.
+            let mut active = Vec::new();
+            let mut k = self.vm.e as usize;
+            while k != 0 {
+                let env = &self.vm.envs[k];
+                if env.catch
+                    && let Cell::Int(h) = self.vm.ys[env.ys as usize]
+                {
+                    active.push(h as usize);
+                }
+                k = env.ce as usize;
+            }
+            let mut recovered = None;
+            while let Some(cp) = self.choices.pop() {
+                self.store.hb = self.choices.last().map_or(0, |c| c.heap);
+                match cp.alt {
+                    Alt::Findall { bag, .. } => self.bags.truncate(bag),
+                    Alt::Catch { catcher, recovery } if active.contains(&self.choices.len()) => {
+                        self.store.undo_to(cp.trail);
+                        self.store.heap.truncate(cp.heap);
+                        let b = self.store.copy_in(&ball, &mut Vec::new());
+                        let mark = self.store.trail.len();
+                        let saved_hb = self.store.hb;
+                        self.store.hb = usize::MAX;
+                        let ok = self.store.unify(catcher, b);
+                        self.store.hb = saved_hb;
+                        if ok {
+                            self.vm.e = cp.vm.e;
+                            self.vm.cp = cp.vm.cont.clone();
+                            recovered = Some(recovery);
+                            break;
+                        }
+                        self.store.undo_to(mark);
+                    }
+                    _ => {}
+                }
+            }
+            let Some(recovery) = recovered else {
+                return Err(Exc::Throw(ball));
+            };
+            match self.vm_meta(recovery, &[]) {
+                Err(e2) => e = e2,
+                Ok(next) => return Ok(next),
+            }
+        }
+    }
+
+    /// Builds `t.cells[start..end]` on the heap, binding the template's
+    /// variables through the registers; returns the root.
+    fn build_tm(&mut self, t: &Tm, start: usize, end: usize) -> Cell {
+        let base = self.store.heap.len();
+        self.store.heap.reserve(end - start);
+        for i in start..end {
+            let v = match t.cells[i] {
+                Cell::Ref(code) => {
+                    let here = Cell::Ref(base + i - start);
+                    if code & VOID != 0 {
+                        here
+                    } else if code & FIRST != 0 {
+                        *self.reg(code) = here;
+                        here
+                    } else {
+                        *self.reg(code)
+                    }
+                }
+                Cell::Str(q) => Cell::Str(q - start + base),
+                Cell::Lst(q) => Cell::Lst(q - start + base),
+                other => other,
+            };
+            self.store.heap.push(v);
+        }
+        if t.lst && start == 0 { Cell::Lst(base) } else { Cell::Str(base) }
+    }
+
+    #[inline]
+    fn reg(&mut self, code: usize) -> &mut Cell {
+        if code & PERM != 0 { self.y((code & INDEX) as u32) } else { &mut self.vm.x[code & INDEX] }
+    }
+
+    /// Unifies the template `t` with `v`: read mode where the term is
+    /// there, building where it meets an unbound variable.
+    fn get_term(&mut self, t: &Tm, v: Cell) -> bool {
+        let v = self.store.deref(v);
+        let mut work = std::mem::take(&mut self.hwork_vm);
+        work.clear();
+        let ok = 'unify: {
+            match v {
+                Cell::Ref(r) => {
+                    let built = self.build_tm(t, 0, t.cells.len());
+                    self.store.bind(r, built);
+                    break 'unify true;
+                }
+                Cell::Lst(q) if t.lst => {
+                    work.push((1, self.store.heap[q + 1]));
+                    work.push((0, self.store.heap[q]));
+                }
+                Cell::Str(q) if !t.lst => {
+                    if self.store.heap[q] != t.cells[0] {
+                        break 'unify false;
+                    }
+                    let Cell::Fun(_, n) = t.cells[0] else { unreachable!("a structure template") };
+                    for k in (1..=n as usize).rev() {
+                        work.push((k, self.store.heap[q + k]));
+                    }
+                }
+                _ => break 'unify false,
+            }
+            while let Some((ti, h)) = work.pop() {
+                match t.cells[ti] {
+                    Cell::Ref(code) => {
+                        if code & VOID != 0 {
+                        } else if code & FIRST != 0 {
+                            *self.reg(code) = h;
+                        } else {
+                            let r = *self.reg(code);
+                            if !self.store.unify(r, h) {
+                                break 'unify false;
+                            }
+                        }
+                    }
+                    Cell::Str(p) => match self.store.deref(h) {
+                        Cell::Ref(r) => {
+                            let built = self.build_sub(t, ti, p);
+                            self.store.bind(r, built);
+                        }
+                        Cell::Str(q) => {
+                            if self.store.heap[q] != t.cells[p] {
+                                break 'unify false;
+                            }
+                            let Cell::Fun(_, n) = t.cells[p] else { unreachable!() };
+                            for k in (1..=n as usize).rev() {
+                                work.push((p + k, self.store.heap[q + k]));
+                            }
+                        }
+                        _ => break 'unify false,
+                    },
+                    Cell::Lst(p) => match self.store.deref(h) {
+                        Cell::Ref(r) => {
+                            let built = self.build_sub(t, ti, p);
+                            self.store.bind(r, built);
+                        }
+                        Cell::Lst(q) => {
+                            work.push((p + 1, self.store.heap[q + 1]));
+                            work.push((p, self.store.heap[q]));
+                        }
+                        _ => break 'unify false,
+                    },
+                    c => {
+                        let h = self.store.deref(h);
+                        match h {
+                            Cell::Ref(r) => self.store.bind(r, c),
+                            _ => {
+                                if h != c && !self.store.unify(h, c) {
+                                    break 'unify false;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            true
+        };
+        self.hwork_vm = work;
+        ok
+    }
+
+    /// Builds the substructure that template cell `ti` points at (`p`).
+    fn build_sub(&mut self, t: &Tm, ti: usize, p: usize) -> Cell {
+        let end = t.ends[ti] as usize;
+        let base = self.store.heap.len();
+        let lst = matches!(t.cells[ti], Cell::Lst(_));
+        self.build_tm(t, p, end);
+        if lst { Cell::Lst(base) } else { Cell::Str(base) }
+    }
+
+    /// Garbage collection at a call with `n` argument registers live.
+    fn vm_gc(&mut self, n: usize) {
+        // Live frames: reachable from E and from every choice point.
+        let mut live = vec![false; self.vm.envs.len()];
+        let mut starts: Vec<u32> = vec![self.vm.e];
+        starts.extend(self.choices.iter().map(|c| c.vm.e));
+        for s in starts {
+            let mut k = s as usize;
+            while k < live.len() && !live[k] {
+                live[k] = true;
+                k = self.vm.envs[k].ce as usize;
+            }
+        }
+        let mut roots: Vec<Cell> = self.vm.x[..n].to_vec();
+        let mut slots = Vec::new();
+        for (k, env) in self.vm.envs.iter().enumerate() {
+            if live[k] {
+                for i in env.ys..env.ys + env.n {
+                    slots.push(i as usize);
+                    roots.push(self.vm.ys[i as usize]);
+                }
+            }
+        }
+        let nroots = self.roots.len();
+        roots.extend_from_slice(&self.roots);
+        crate::engine::gc::compact(self, &mut roots, &[]);
+        self.vm.x[..n].copy_from_slice(&roots[..n]);
+        for (j, &i) in slots.iter().enumerate() {
+            self.vm.ys[i] = roots[n + j];
+        }
+        let from = roots.len() - nroots;
+        self.roots.copy_from_slice(&roots[from..]);
+    }
+}
+
+/// The code of a clause, compiled on its first use (the registers grow to
+/// what it needs).
+#[inline]
+fn compiled<'a>(db: &crate::engine::db::Db, clause: &'a ClauseCode, x: &mut Vec<Cell>) -> &'a Code {
+    if let Some(code) = clause.vm.get() {
+        return code;
+    }
+    let (code, nregs) = compile(db, &clause.tmpl.cells, clause.tmpl.nvars, clause.body_start, clause.body_len);
+    if nregs as usize > x.len() {
+        x.resize(nregs as usize, Cell::Int(0));
+    }
+    clause.vm.get_or_init(|| code.into())
+}
