@@ -20,3 +20,9 @@ set_arg_copy(I, N, Term, Value, NewTerm) :-
     ),
     I1 is I - 1,
     set_arg_copy(I1, N, Term, Value, NewTerm).
+
+% '$sample'(+Template, :Goal, -X): X is one solution of Goal (as Template),
+% drawn uniformly; fails when Goal has none. (tabula samples while it
+% enumerates, without collecting every solution.)
+'$sample'(T, G, X) :-
+    findall(T, G, L), L \== [], length(L, K), I is random(K), nth0(I, L, X).

@@ -139,3 +139,39 @@ fn bad_game_arguments_are_clear_errors() {
     assert_eq!(code, 2);
     assert!(err.contains("not ground"), "{err}");
 }
+
+#[test]
+fn bench_results_do_not_depend_on_the_thread_count() {
+    let json = |threads: &str| {
+        let (out, err, code) = run(
+            &[
+                "bench",
+                "breakthrough",
+                "-o",
+                "rows=5",
+                "-o",
+                "cols=5",
+                "--playouts",
+                "60",
+                "--seed",
+                "7",
+                "--json",
+                "--threads",
+                threads,
+            ],
+            None,
+        );
+        assert_eq!(code, 0, "{err}");
+        let mut v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        for k in ["seconds", "playouts_per_second", "plies_per_second"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        v
+    };
+    let one = json("1");
+    assert_eq!(one["playouts"], 60);
+    let wins: u64 = one["results"].as_object().unwrap().values().map(|n| n.as_u64().unwrap()).sum();
+    assert_eq!(wins, 60, "every playout has a result: {one}");
+    assert_eq!(one, json("2"));
+    assert_eq!(one, json("3"));
+}

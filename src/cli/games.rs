@@ -2,7 +2,8 @@
 
 use super::CliError;
 use super::setup::{GameArgs, StartArgs, open, progress};
-use crate::game::{Game, Outcome, games_dir, list_games};
+use crate::engine::Tmpl;
+use crate::game::{Game, Outcome, State, games_dir, list_games};
 use serde_json::{Value as Json, json};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -221,6 +222,62 @@ pub struct BenchArgs {
     /// One JSON document.
     #[arg(long)]
     pub json: bool,
+    /// Threads playing at once (default: every core). Playout i is seeded
+    /// with seed + i, so the results do not depend on the thread count.
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// What `bench` threads share: which playout comes next and when to stop.
+struct Bench<'a> {
+    limit: Option<u64>,
+    deadline: Option<Instant>,
+    fresh: bool,
+    seed: u64,
+    next: &'a std::sync::atomic::AtomicU64,
+    bar: Option<&'a indicatif::ProgressBar>,
+}
+
+/// What one `bench` thread played.
+#[derive(Default)]
+struct Tally {
+    played: u64,
+    plies: u64,
+    draws: u64,
+    wins: Vec<(String, u64)>,
+}
+
+impl Bench<'_> {
+    /// Plays playouts until the limit or the deadline, taking the next
+    /// playout number each time.
+    fn run(&self, game: &mut Game, options: &Tmpl, state: &State) -> Result<Tally, CliError> {
+        let mut t = Tally::default();
+        loop {
+            let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if self.limit.is_some_and(|n| i >= n) || self.deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(t);
+            }
+            // Each playout gets its own seed (and from the initial state,
+            // a game with a random setup, like a deal of tiles, is dealt
+            // anew).
+            let seed = self.seed.wrapping_add(i);
+            let from = if self.fresh { game.initial_state(options, seed)? } else { state.clone() };
+            game.seed(seed);
+            let (len, outcome) = game.playout(&from)?;
+            t.played += 1;
+            t.plies += len;
+            match outcome {
+                Outcome::Winner(p) => match t.wins.iter_mut().find(|(q, _)| *q == p) {
+                    Some(r) => r.1 += 1,
+                    None => t.wins.push((p, 1)),
+                },
+                Outcome::Draw => t.draws += 1,
+            }
+            if let Some(b) = self.bar {
+                b.inc(1);
+            }
+        }
+    }
 }
 
 pub fn bench(a: BenchArgs) -> Result<i32, CliError> {
@@ -233,36 +290,59 @@ pub fn bench(a: BenchArgs) -> Result<i32, CliError> {
         (None, None) => Some(1000),
     };
     let deadline = a.seconds.map(|t| Instant::now() + std::time::Duration::from_secs_f64(t.max(0.0)));
+    let threads = a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     let bar = progress(limit, "playouts");
-    s.game.seed(a.seed);
+    let next = std::sync::atomic::AtomicU64::new(0);
+    let work = Bench { limit, deadline, fresh, seed: a.seed, next: &next, bar: bar.as_ref() };
     let start = Instant::now();
-    let mut played: u64 = 0;
-    let mut plies: u64 = 0;
-    let mut results: Vec<(String, u64)> = s.players.iter().map(|p| (p.clone(), 0)).collect();
-    let mut draws = 0;
-    loop {
-        if limit.is_some_and(|n| played >= n) || deadline.is_some_and(|d| Instant::now() >= d) {
-            break;
-        }
-        // From the initial state, each playout gets its own seed (a game
-        // with a random setup, like a deal of tiles, is dealt anew).
-        let from = if fresh { s.game.initial_state(&s.options, a.seed.wrapping_add(played))? } else { state.clone() };
-        let (len, outcome) = s.game.playout(&from)?;
-        played += 1;
-        plies += len;
-        match outcome {
-            Outcome::Winner(p) => match results.iter_mut().find(|(q, _)| *q == p) {
-                Some(r) => r.1 += 1,
-                None => results.push((p, 1)),
-            },
-            Outcome::Draw => draws += 1,
-        }
-        if let Some(b) = &bar {
-            b.inc(1);
+    let mut tallies = Vec::new();
+    if threads == 1 {
+        tallies.push(work.run(&mut s.game, &s.options, &state)?);
+    } else {
+        // Each thread loads its own engine and reads the options and the
+        // start from their text.
+        let (options_text, state_text) = (s.game.engine().term_text(&s.options), s.game.engine().term_text(&state.0));
+        let (path, source) = (s.game.path.clone(), s.game.source.clone());
+        let results: Vec<Result<Tally, CliError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    let (path, source, options_text, state_text, work) =
+                        (&path, &source, &options_text, &state_text, &work);
+                    std::thread::Builder::new().stack_size(64 << 20).spawn_scoped(scope, move || {
+                        let (mut game, _) = Game::from_source(path, source)?;
+                        let options = game.engine().parse_term(options_text)?;
+                        let state = State(game.engine().parse_term(state_text)?);
+                        work.run(&mut game, &options, &state)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| match h {
+                    Ok(h) => h.join().unwrap_or_else(|_| Err(CliError("a bench thread failed".into()))),
+                    Err(e) => Err(CliError(format!("cannot start a bench thread: {e}"))),
+                })
+                .collect()
+        });
+        for r in results {
+            tallies.push(r?);
         }
     }
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    let (mut played, mut plies, mut draws) = (0u64, 0u64, 0u64);
+    let mut results: Vec<(String, u64)> = s.players.iter().map(|p| (p.clone(), 0)).collect();
+    for t in tallies {
+        played += t.played;
+        plies += t.plies;
+        draws += t.draws;
+        for (p, n) in t.wins {
+            match results.iter_mut().find(|(q, _)| *q == p) {
+                Some(r) => r.1 += n,
+                None => results.push((p, n)),
+            }
+        }
     }
     let secs = start.elapsed().as_secs_f64().max(1e-9);
     let avg = if played > 0 { plies as f64 / played as f64 } else { 0.0 };

@@ -54,6 +54,7 @@ predefined! {
     // internal control goals
     ITE => "$ite",
     MC => "$mc",
+    SAMPLE => "$sample",
     SOFTCUT => "$softcut",
     EXIT_CATCH => "$exit_catch",
     FA_ADD => "$fa_add",

@@ -33,6 +33,7 @@ pub enum Control {
     SoftCut,
     ExitCatch,
     FaAdd,
+    Sample,
     Halt0,
     Halt1,
 }
@@ -77,6 +78,8 @@ pub enum Alt {
     Catch { catcher: Cell, recovery: Cell },
     /// The end of a `findall/3`: collect the bag and continue.
     Findall { bag: usize, result: Cell, tail: Cell },
+    /// The end of a `'$sample'/3`: the bag holds the solution kept.
+    Sample { bag: usize, result: Cell },
     /// Successive integers for `between/3`.
     Between { var: Cell, next: i64, hi: i64 },
     /// Alternative sets of unifications (for nondeterministic builtins).
@@ -233,6 +236,7 @@ impl Machine {
             ("$softcut", 3, SoftCut),
             ("$exit_catch", 1, ExitCatch),
             ("$fa_add", 2, FaAdd),
+            ("$sample", 3, Sample),
             ("halt", 0, Halt0),
             ("halt", 1, Halt1),
         ];
@@ -466,7 +470,7 @@ impl Machine {
     pub fn cut(&mut self, h: usize) {
         if self.choices.len() > h {
             for c in &self.choices[h..] {
-                if let Alt::Findall { bag, .. } = c.alt {
+                if let Alt::Findall { bag, .. } | Alt::Sample { bag, .. } = c.alt {
                     self.bags.truncate(bag);
                     break;
                 }
@@ -727,7 +731,9 @@ impl Machine {
                     self.pending = Some((g, barrier));
                     return Ok(true);
                 }
-                Alt::VmClauses { .. } | Alt::Else => unreachable!("a register-machine choice point in the term solver"),
+                Alt::VmClauses { .. } | Alt::Else | Alt::Sample { .. } => {
+                    unreachable!("a register-machine choice point in the term solver")
+                }
                 Alt::Catch { .. } | Alt::Dead => {
                     self.choices.pop();
                     self.store.hb = self.choices.last().map_or(0, |c| c.heap);
@@ -907,6 +913,14 @@ impl Machine {
                 let add = self.store.new_struct(atom::FA_ADD, &[Cell::Int(bag as i64), template]);
                 let b = self.choices.len();
                 self.push_goal_list(&[goal, add], b);
+                Ok(true)
+            }
+            Control::Sample => {
+                // The term solver samples from the whole list.
+                let args = [arg(self, 0), arg(self, 1), arg(self, 2)];
+                let slow = self.atoms.intern("$sample_all");
+                let g = self.store.new_struct(slow, &args);
+                self.pending = Some((g, barrier));
                 Ok(true)
             }
             Control::FaAdd => {

@@ -215,7 +215,34 @@ impl Store {
 
     /// Unifies two terms; bindings are trailed as needed. On failure some
     /// bindings may remain: the caller backtracks.
+    #[inline]
     pub fn unify(&mut self, a: Cell, b: Cell) -> bool {
+        // Variables and atomic values without the work stack.
+        let (a, b) = (self.deref(a), self.deref(b));
+        match (a, b) {
+            (Cell::Ref(x), Cell::Ref(y)) => {
+                if x < y {
+                    self.bind(y, a);
+                } else if x > y {
+                    self.bind(x, b);
+                }
+                true
+            }
+            (Cell::Ref(x), _) => {
+                self.bind(x, b);
+                true
+            }
+            (_, Cell::Ref(y)) => {
+                self.bind(y, a);
+                true
+            }
+            (Cell::Atom(x), Cell::Atom(y)) => x == y,
+            (Cell::Int(x), Cell::Int(y)) => x == y,
+            _ => self.unify_terms(a, b),
+        }
+    }
+
+    fn unify_terms(&mut self, a: Cell, b: Cell) -> bool {
         let base = self.pairs.len();
         self.pairs.push((a, b));
         let ok = self.unify_loop(base);

@@ -22,13 +22,8 @@
     ->  P = P0, E = over(R0), Last = S
     ;   P0 >= Max
     ->  P = P0, E = cut, Last = S
-    ;   findall(S1, move(S, _, S1), L),
-        length(L, K),
-        (   K =:= 0
-        ->  throw(error(no_legal_move(S), '$playout'/6))
-        ;   I is random(K),
-            nth0(I, L, S2),
-            P1 is P0 + 1,
-            '$playout'(S2, P1, Max, P, E, Last)
-        )
+    ;   '$sample'(S1, move(S, _, S1), S2)
+    ->  P1 is P0 + 1,
+        '$playout'(S2, P1, Max, P, E, Last)
+    ;   throw(error(no_legal_move(S), '$playout'/6))
     ).

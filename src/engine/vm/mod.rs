@@ -91,6 +91,7 @@ pub enum Instr {
     /// restore registers saved around a goal a builtin called, and the end
     /// of a query.
     FaAdd,
+    SampleAdd,
     ExitCatch,
     Restore,
     Succeed,
@@ -159,6 +160,7 @@ pub struct Vm {
     /// Shared internal code.
     pub succeed: Code,
     pub fa_code: Code,
+    pub sample_code: Code,
     pub catch_code: Code,
     pub restore_code: Code,
     pub fail_code: Code,
@@ -179,7 +181,8 @@ impl Default for Vm {
             cont: start,
             live: 0,
             succeed,
-            fa_code: code(vec![Instr::FaAdd, Instr::Fail]),
+            fa_code: code(vec![Instr::FaAdd]),
+            sample_code: code(vec![Instr::SampleAdd]),
             catch_code: code(vec![Instr::ExitCatch, Instr::Deallocate, Instr::Proceed]),
             restore_code: code(vec![Instr::Restore]),
             fail_code: code(vec![Instr::Fail]),

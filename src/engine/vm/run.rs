@@ -361,6 +361,20 @@ impl Machine {
                         go = Ok(None);
                         continue 'outer;
                     }
+                    Instr::SampleAdd => {
+                        // Reservoir sampling: the k-th solution replaces the
+                        // one kept with probability 1/k.
+                        let Cell::Int(k) = *self.y(2) else { unreachable!("a count") };
+                        *self.y(2) = Cell::Int(k + 1);
+                        if rand::Rng::gen_range(&mut self.rng, 0..=k) == 0 {
+                            let (t, bag) = (*self.y(0), *self.y(1));
+                            let Cell::Int(bag) = bag else { unreachable!("bag number") };
+                            let t = self.store.copy_out(t, &mut Vec::new());
+                            self.bags[bag as usize] = vec![t];
+                        }
+                        go = Ok(None);
+                        continue 'outer;
+                    }
                     Instr::ExitCatch => {
                         let Cell::Int(h) = *self.y(0) else { unreachable!("catch height") };
                         let h = h as usize;
@@ -601,6 +615,7 @@ impl Machine {
                     }
                     Control::Findall
                     | Control::Findall4
+                    | Control::Sample
                     | Control::Catch
                     | Control::Throw
                     | Control::Halt0
@@ -672,6 +687,21 @@ impl Machine {
                 *self.y(0) = template;
                 *self.y(1) = Cell::Int(bag as i64);
                 self.vm.cp = Cont { code: self.vm.fa_code.clone(), pc: 0 };
+                self.vm.b0 = self.choices.len() as u32;
+                self.vm_meta(goal, &[])
+            }
+            Control::Sample => {
+                let (template, goal, result) = (x(self, 0), x(self, 1), x(self, 2));
+                self.check_callable_ctx(goal, atom::SAMPLE, 3)?;
+                let bag = self.bags.len();
+                self.bags.push(Vec::new());
+                let cont = self.vm.cp.clone();
+                self.vm_push_choice(Alt::Sample { bag, result }, cont.clone(), 0);
+                self.push_frame(3, cont, false);
+                *self.y(0) = template;
+                *self.y(1) = Cell::Int(bag as i64);
+                *self.y(2) = Cell::Int(0);
+                self.vm.cp = Cont { code: self.vm.sample_code.clone(), pc: 0 };
                 self.vm.b0 = self.choices.len() as u32;
                 self.vm_meta(goal, &[])
             }
@@ -758,6 +788,18 @@ impl Machine {
                         return Ok(Some(s.cont));
                     }
                 }
+                Alt::Sample { bag, result } => {
+                    let (bag, result) = (*bag, *result);
+                    self.pop_choice();
+                    let kept = self.bags.pop().unwrap_or_default();
+                    debug_assert_eq!(self.bags.len(), bag);
+                    if let Some(t) = kept.first() {
+                        let v = self.store.copy_in(t, &mut Vec::new());
+                        if self.store.unify(v, result) {
+                            return Ok(Some(s.cont));
+                        }
+                    }
+                }
                 Alt::Between { var, next, hi } => {
                     let (var, v, hi) = (*var, *next, *hi);
                     if v >= hi {
@@ -817,7 +859,7 @@ impl Machine {
             while let Some(cp) = self.choices.pop() {
                 self.store.hb = self.choices.last().map_or(0, |c| c.heap);
                 match cp.alt {
-                    Alt::Findall { bag, .. } => self.bags.truncate(bag),
+                    Alt::Findall { bag, .. } | Alt::Sample { bag, .. } => self.bags.truncate(bag),
                     Alt::Catch { catcher, recovery } if active.contains(&self.choices.len()) => {
                         self.store.undo_to(cp.trail);
                         self.store.heap.truncate(cp.heap);

@@ -1,0 +1,52 @@
+//! Engine behaviour the query fixtures cannot show, because it is random
+//! or specific to tabula: `'$sample'/3`.
+
+use tabula::engine::Engine;
+
+fn answers(e: &mut Engine, goal: &str, var: &str) -> Vec<String> {
+    e.query(goal)
+        .unwrap()
+        .map(|a| {
+            let a = a.unwrap();
+            a.bindings.iter().find(|b| b.name == var).map_or_else(String::new, |b| b.text.clone())
+        })
+        .collect()
+}
+
+#[test]
+fn sample_draws_every_solution_about_equally_often() {
+    let mut e = Engine::new();
+    let mut counts = [0u32; 4];
+    for seed in 0..4000 {
+        e.set_seed(seed);
+        let x = answers(&mut e, "'$sample'(X, member(X, [0, 1, 2, 3]), S)", "S");
+        assert_eq!(x.len(), 1, "one answer");
+        counts[x[0].parse::<usize>().unwrap()] += 1;
+    }
+    // 1000 expected each; the standard deviation is about 27.
+    for c in counts {
+        assert!((850..1150).contains(&c), "{counts:?}");
+    }
+}
+
+#[test]
+fn sample_fails_without_solutions_and_keeps_bindings_out() {
+    let mut e = Engine::new();
+    assert!(answers(&mut e, "'$sample'(X, fail, S)", "S").is_empty());
+    // The template's variables stay unbound; only the sample is bound.
+    assert_eq!(answers(&mut e, "'$sample'(X-Y, member(X-Y, [a-1]), S), var(X)", "S"), ["a-1"]);
+    // A cut in the goal is local to it; an exception passes through.
+    assert_eq!(answers(&mut e, "'$sample'(X, (member(X, [a, b]), !), S)", "S"), ["a"]);
+    let err = e.query("catch('$sample'(X, (X = 1, throw(oops)), _), B, true)").unwrap().next().unwrap().unwrap();
+    assert_eq!(err.bindings.iter().find(|b| b.name == "B").unwrap().text, "oops");
+}
+
+#[test]
+fn the_term_solver_samples_too() {
+    let mut e = Engine::new();
+    e.set_vm(false);
+    e.set_seed(3);
+    let x = answers(&mut e, "'$sample'(X, member(X, [a, b, c]), S)", "S");
+    assert_eq!(x.len(), 1);
+    assert!(["a", "b", "c"].contains(&x[0].as_str()));
+}
