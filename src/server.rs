@@ -39,6 +39,10 @@ pub struct Config {
     pub query_time: Duration,
     /// Answers a `query` returns at most.
     pub max_answers: usize,
+    /// Bytes a session's engine may use for one request's data.
+    pub session_memory: usize,
+    /// Bytes of answers and output in one `query` reply at most.
+    pub max_reply: usize,
 }
 
 impl Default for Config {
@@ -52,6 +56,8 @@ impl Default for Config {
             query_steps: 10_000_000,
             query_time: Duration::from_secs(5),
             max_answers: 100,
+            session_memory: 256 << 20,
+            max_reply: 1 << 20,
         }
     }
 }
@@ -430,6 +436,8 @@ impl Session {
         config: Config,
     ) -> Result<Session, Failure> {
         let (mut game, _) = Game::load(path)?;
+        let limits = Limits { max_memory: config.session_memory, ..game.engine().limits().clone() };
+        game.engine().set_limits(limits);
         let opts = game.options_term(options)?;
         let players = game.players(&opts)?;
         if let Some((s, _)) = seats.iter().find(|(s, _)| !players.contains(s)) {
@@ -587,7 +595,7 @@ impl Session {
             timeout: Some(self.config.query_time),
             ..saved.clone()
         });
-        let result = run_query(engine, goal, self.config.max_answers);
+        let result = run_query(engine, goal, self.config.max_answers, self.config.max_reply);
         self.game.engine().set_limits(saved);
         result
     }
@@ -599,7 +607,7 @@ fn one(key: &str, v: Value) -> Map<String, Value> {
     m
 }
 
-fn run_query(engine: &mut crate::engine::Engine, goal: &str, max: usize) -> Reply {
+fn run_query(engine: &mut crate::engine::Engine, goal: &str, max: usize, max_reply: usize) -> Reply {
     let goal = goal.trim().trim_end_matches('.').trim();
     let mut q = engine.query(goal).map_err(|e| match e {
         QueryError::Syntax(d) => fail("query_syntax", crate::syntax::render("goal", goal, std::slice::from_ref(&d))),
@@ -608,6 +616,15 @@ fn run_query(engine: &mut crate::engine::Engine, goal: &str, max: usize) -> Repl
     let mut answers = Vec::new();
     let mut output = String::new();
     let mut more = false;
+    let mut size = 0;
+    let too_big = || {
+        fail(
+            "limit",
+            format!(
+                "the reply would hold more than {max_reply} bytes of answers and output (the server's --max-reply)"
+            ),
+        )
+    };
     loop {
         if answers.len() >= max {
             more = !q.is_done();
@@ -615,6 +632,10 @@ fn run_query(engine: &mut crate::engine::Engine, goal: &str, max: usize) -> Repl
         }
         match q.next() {
             Some(Ok(a)) => {
+                size += a.output.len() + a.bindings.iter().map(|b| b.name.len() + b.text.len()).sum::<usize>();
+                if size > max_reply {
+                    return Err(too_big());
+                }
                 output.push_str(&a.output);
                 let b: Map<String, Value> = a.bindings.iter().map(|b| (b.name.clone(), json!(b.text))).collect();
                 answers.push(Value::Object(b));
@@ -631,6 +652,9 @@ fn run_query(engine: &mut crate::engine::Engine, goal: &str, max: usize) -> Repl
         }
     }
     output.push_str(&q.take_output());
+    if size + output.len() > max_reply {
+        return Err(too_big());
+    }
     let mut m = one("result", json!(if answers.is_empty() { "false" } else { "true" }));
     m.insert("answers".into(), Value::Array(answers));
     m.insert("more".into(), json!(more));

@@ -99,7 +99,7 @@ fn mutate(rng: &mut ChaCha8Rng, src: &str) -> String {
 /// Loads the text and, if it loads, runs a few goals with tight limits.
 fn exercise(text: &str) {
     let mut e = Engine::new();
-    e.set_limits(Limits { max_steps: Some(20_000), max_heap: 2_000_000, ..Limits::default() });
+    e.set_limits(Limits { max_steps: Some(20_000), max_memory: 32 << 20, ..Limits::default() });
     let report = e.load("fuzz.pl", text);
     let _ = tabula::syntax::render("fuzz.pl", text, &report.diagnostics);
     for goal in ["true", "p(X)", "top(R)", "run_all", text] {

@@ -127,7 +127,7 @@ fn time_limit_stops_an_infinite_loop() {
 #[test]
 fn memory_limit_stops_unbounded_growth() {
     let mut e = engine();
-    e.set_limits(Limits { max_heap: 4_000_000, ..Limits::default() });
+    e.set_limits(Limits { max_memory: 64 << 20, ..Limits::default() });
     match one(&mut e, "grow([])") {
         Err(QueryError::Limit { resource, .. }) => assert_eq!(resource, "memory"),
         other => panic!("expected a memory limit, got {other:?}"),
@@ -140,7 +140,12 @@ fn cli_limits_exit_with_code_2_and_a_clear_message() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("spin.pl");
     std::fs::write(&file, PROGRAM).unwrap();
-    for args in [vec!["spin", "--max-steps", "100000"], vec!["spin", "--timeout", "0.3"]] {
+    for args in [
+        vec!["spin", "--max-steps", "100000"],
+        vec!["spin", "--timeout", "0.3"],
+        vec!["length(L, 20000000)", "--max-memory", "64M"],
+        vec!["numlist(1, 100000000, L)", "--max-memory", "64M"],
+    ] {
         let out = Command::new(env!("CARGO_BIN_EXE_tabula")).arg("query").arg(&file).args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);

@@ -400,3 +400,52 @@ fn the_command_stops_cleanly_on_ctrl_c() {
     std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
     assert!(rest.contains("stopped"), "{rest}");
 }
+
+/// Peak resident memory of a process in bytes (Linux), if it can be read.
+fn peak_memory(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
+}
+
+#[test]
+fn runaway_queries_get_limit_errors_within_the_memory_cap_and_the_session_plays_on() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--session-memory", "64M", "--max-reply", "64K"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    let addr: SocketAddr = first.split_whitespace().find_map(|w| w.parse().ok()).unwrap_or_else(|| panic!("{first}"));
+    let mut c = Client::connect(addr);
+    let new = c.send(json!({"op": "new", "game": "breakthrough", "seed": 1}));
+    assert_eq!(new["ok"], true, "{new}");
+    let session = new["session"].clone();
+    let runaway = [
+        "length(L, 20000000)",
+        "numlist(1, 100000000, L)",
+        "numlist(1, 3000000, L), atom_codes(A, L)",
+        "length(L, 1000000), maplist(=(0'a), L), atom_codes(A, L)",
+        "findall(X, between(1, 50000000, X), L)",
+    ];
+    for goal in runaway {
+        let r = c.send(json!({"op": "query", "session": session, "goal": goal}));
+        assert_eq!(r["ok"], false, "{goal}: {r}");
+        assert_eq!(r["error"]["code"], "limit", "{goal}: {r}");
+        // The session plays on.
+        let m = c.send(json!({"op": "ai", "session": session, "controller": "random"}));
+        assert_eq!(m["ok"], true, "after {goal}: {m}");
+    }
+    let fine = c.send(json!({"op": "query", "session": session, "goal": "numlist(1, 5, L)"}));
+    assert_eq!(fine["answers"][0]["L"], "[1,2,3,4,5]", "{fine}");
+    // 64M of data per request; the process with its code and libraries
+    // stays well under 64M + 96M.
+    if let Some(peak) = peak_memory(child.id()) {
+        assert!(peak < 160 << 20, "peak memory {} MB", peak >> 20);
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

@@ -65,6 +65,27 @@ impl<E: std::fmt::Display> From<E> for CliError {
     }
 }
 
+/// A size in bytes: a number with an optional K, M or G (powers of 1024).
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, ""),
+    };
+    let shift = match unit.trim().to_ascii_uppercase().trim_end_matches("IB").trim_end_matches('B') {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        _ => return Err(format!("`{s}` is not a size: write a number of bytes, or one with K, M or G (e.g. 512M)")),
+    };
+    let n: usize = digits.parse().map_err(|_| format!("`{s}` is not a size: it needs a number (e.g. 512M)"))?;
+    match n.checked_mul(1 << shift) {
+        Some(0) | None => Err(format!("`{s}` is not a size this machine can use")),
+        Some(v) => Ok(v),
+    }
+}
+
 /// Reads a source file with a clear error.
 pub fn read_source(path: &PathBuf) -> Result<String, CliError> {
     let bytes = std::fs::read(path).map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?;

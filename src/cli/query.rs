@@ -26,6 +26,10 @@ pub struct QueryArgs {
     /// Stop a query after S seconds.
     #[arg(long)]
     pub timeout: Option<f64>,
+    /// Stop a query whose data passes this size (e.g. 512M, 2G; default
+    /// 4G) with resource_error(memory).
+    #[arg(long, value_parser = super::parse_size)]
+    pub max_memory: Option<usize>,
     /// JSON lines: one per answer, then the result.
     #[arg(long)]
     pub json: bool,
@@ -60,7 +64,8 @@ pub fn run(a: QueryArgs) -> Result<i32, CliError> {
         Some(t) => Some(Duration::from_secs_f64(t)),
         None => None,
     };
-    engine.set_limits(Limits { max_steps: a.max_steps, timeout, ..Limits::default() });
+    let max_memory = a.max_memory.unwrap_or(Limits::default().max_memory);
+    engine.set_limits(Limits { max_steps: a.max_steps, timeout, max_memory });
     engine.set_echo(!a.json);
     load(&mut engine, &a.file)?;
     let code = match &a.goal {

@@ -32,6 +32,14 @@ pub struct ServeArgs {
     /// Seconds a `query` may take.
     #[arg(long, default_value_t = 5.0)]
     pub query_seconds: f64,
+    /// Memory one request of a session may use for its data (e.g. 256M,
+    /// 1G): past it the request gets a `limit` error and the session
+    /// plays on.
+    #[arg(long, default_value = "256M", value_parser = super::parse_size)]
+    pub session_memory: usize,
+    /// Bytes of answers and output one `query` reply may hold.
+    #[arg(long, default_value = "1M", value_parser = super::parse_size)]
+    pub max_reply: usize,
 }
 
 fn seconds(name: &str, s: f64) -> Result<Duration, CliError> {
@@ -52,6 +60,8 @@ pub fn run(a: ServeArgs) -> Result<i32, CliError> {
         query_steps: a.query_steps,
         query_time: seconds("query-seconds", a.query_seconds)?,
         max_answers: 100,
+        session_memory: a.session_memory,
+        max_reply: a.max_reply,
     };
     let server =
         Server::bind(&a.listen, config).map_err(|e| CliError(format!("cannot listen on {}: {e}", a.listen)))?;

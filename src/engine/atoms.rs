@@ -199,6 +199,8 @@ predefined! {
 pub struct Atoms {
     names: Vec<Rc<str>>,
     map: HashMap<Rc<str>, u32>,
+    /// Bytes of all atom names (atoms are never freed).
+    pub bytes: usize,
 }
 
 impl Default for Atoms {
@@ -209,7 +211,7 @@ impl Default for Atoms {
 
 impl Atoms {
     pub fn new() -> Atoms {
-        let mut a = Atoms { names: Vec::new(), map: HashMap::new() };
+        let mut a = Atoms { names: Vec::new(), map: HashMap::new(), bytes: 0 };
         for name in PREDEFINED {
             a.intern(name);
         }
@@ -222,6 +224,7 @@ impl Atoms {
             return Atom(i);
         }
         let rc: Rc<str> = Rc::from(name);
+        self.bytes += name.len();
         let i = self.names.len() as u32;
         self.names.push(rc.clone());
         self.map.insert(rc, i);

@@ -126,15 +126,20 @@ pub type Res = Result<bool, Exc>;
 pub struct Limits {
     pub max_steps: Option<u64>,
     pub timeout: Option<std::time::Duration>,
-    /// Heap cells at most.
-    pub max_heap: usize,
+    /// Bytes a query's data may use at most: the heap, the stacks, the
+    /// findall bags, the output and the text of atoms and strings.
+    pub max_memory: usize,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_steps: None, timeout: None, max_heap: 256 * 1024 * 1024 }
+        Limits { max_steps: None, timeout: None, max_memory: 4 << 30 }
     }
 }
+
+/// What one solution in a findall bag costs beyond its cells (its
+/// allocation and its place in the bag), in cells.
+const BAG_ENTRY: usize = 5;
 
 /// A deterministic builtin: reads its arguments, may bind them.
 pub type BuiltinFn = fn(&mut Machine, &[Cell]) -> Res;
@@ -155,6 +160,9 @@ pub struct Machine {
     frame: Vec<Option<Cell>>,
     hwork: Vec<(usize, Cell)>,
     pub bags: Vec<Vec<Tmpl>>,
+    /// Cells held in `bags`, with each solution's allocation counted as
+    /// `BAG_ENTRY` cells more.
+    pub bag_cells: usize,
     pub steps: u64,
     pub limits: Limits,
     pub(crate) deadline: Option<Instant>,
@@ -197,6 +205,7 @@ impl Machine {
             frame: Vec::new(),
             hwork: Vec::new(),
             bags: Vec::new(),
+            bag_cells: 0,
             steps: 0,
             limits: Limits::default(),
             deadline: None,
@@ -322,7 +331,7 @@ impl Machine {
         }
         self.choices.clear();
         self.store.hb = 0;
-        self.bags.clear();
+        self.bags_truncate(0);
         self.pending = None;
         let base = self.store.heap.len();
         self.store.heap.push(goal);
@@ -383,6 +392,57 @@ impl Machine {
         }
     }
 
+    /// Bytes the running query's data uses (see `Limits::max_memory`).
+    pub fn memory_used(&self) -> usize {
+        use std::mem::size_of;
+        let vm = &self.vm;
+        (self.store.heap.len() + vm.ys.len() + vm.saved.len() + self.bag_cells) * size_of::<Cell>()
+            + self.store.trail.len() * size_of::<usize>()
+            + vm.envs.len() * size_of::<super::vm::Env>()
+            + self.choices.len() * size_of::<Choice>()
+            + self.out.len()
+            + self.atoms.bytes
+            + self.store.text_bytes
+    }
+
+    /// A memory error if the query's data plus `extra` bytes would pass
+    /// the limit (builtins call it before they allocate in proportion to
+    /// their input).
+    pub fn check_memory(&mut self, extra: usize) -> Result<(), Exc> {
+        if self.memory_used().saturating_add(extra) > self.limits.max_memory {
+            return Err(Exc::Limit(atom::MEMORY));
+        }
+        Ok(())
+    }
+
+    /// A new findall bag.
+    pub(crate) fn bag_new(&mut self) -> usize {
+        self.bags.push(Vec::new());
+        self.bags.len() - 1
+    }
+
+    /// Adds a solution to a bag, within the memory limit.
+    pub(crate) fn bag_add(&mut self, bag: usize, t: Tmpl) -> Result<(), Exc> {
+        self.bag_cells += t.cells.len() + BAG_ENTRY;
+        self.bags[bag].push(t);
+        self.check_memory(0)
+    }
+
+    /// Takes the newest bag, which is number `bag`.
+    pub(crate) fn bag_take(&mut self, bag: usize) -> Vec<Tmpl> {
+        let items = self.bags.pop().unwrap_or_default();
+        debug_assert_eq!(self.bags.len(), bag);
+        self.bag_cells -= items.iter().map(|t| t.cells.len() + BAG_ENTRY).sum::<usize>();
+        items
+    }
+
+    /// Drops the bags from number `n` on.
+    pub(crate) fn bags_truncate(&mut self, n: usize) {
+        for b in self.bags.drain(n.min(self.bags.len())..) {
+            self.bag_cells -= b.iter().map(|t| t.cells.len() + BAG_ENTRY).sum::<usize>();
+        }
+    }
+
     #[inline]
     pub(crate) fn check_limits(&mut self) -> Result<(), Exc> {
         if let Some(max) = self.limits.max_steps
@@ -390,15 +450,17 @@ impl Machine {
         {
             return Err(Exc::Limit(atom::STEPS));
         }
+        // The heap at every step, everything else now and then.
+        if self.store.heap.len() * std::mem::size_of::<Cell>() > self.limits.max_memory {
+            return Err(Exc::Limit(atom::MEMORY));
+        }
         if self.steps & 0xfff == 0 {
             if let Some(d) = self.deadline
                 && Instant::now() > d
             {
                 return Err(Exc::Limit(atom::TIME));
             }
-            if self.store.heap.len() > self.limits.max_heap {
-                return Err(Exc::Limit(atom::MEMORY));
-            }
+            self.check_memory(0)?;
         }
         Ok(())
     }
@@ -471,7 +533,7 @@ impl Machine {
         if self.choices.len() > h {
             for c in &self.choices[h..] {
                 if let Alt::Findall { bag, .. } | Alt::Sample { bag, .. } = c.alt {
-                    self.bags.truncate(bag);
+                    self.bags_truncate(bag);
                     break;
                 }
             }
@@ -742,8 +804,7 @@ impl Machine {
                     let (bag, result, tail) = (*bag, *result, *tail);
                     self.choices.pop();
                     self.store.hb = self.choices.last().map_or(0, |c| c.heap);
-                    let items = self.bags.pop().unwrap_or_default();
-                    debug_assert_eq!(self.bags.len(), bag);
+                    let items = self.bag_take(bag);
                     let mut cells = Vec::with_capacity(items.len());
                     let mut frame = Vec::new();
                     for t in &items {
@@ -818,7 +879,7 @@ impl Machine {
         while let Some(cp) = self.choices.pop() {
             self.store.hb = self.choices.last().map_or(0, |c| c.heap);
             match cp.alt {
-                Alt::Findall { bag, .. } => self.bags.truncate(bag),
+                Alt::Findall { bag, .. } => self.bags_truncate(bag),
                 Alt::Catch { catcher, recovery } if active.contains(&self.choices.len()) => {
                     self.store.undo_to(cp.trail);
                     self.store.heap.truncate(cp.heap);
@@ -907,8 +968,7 @@ impl Machine {
                 let ar = if c == Control::Findall4 { 4 } else { 3 };
                 self.check_callable_ctx(goal, atom::FINDALL, ar)?;
                 self.check_partial_list(result, atom::FINDALL, ar)?;
-                let bag = self.bags.len();
-                self.bags.push(Vec::new());
+                let bag = self.bag_new();
                 self.push_choice(Alt::Findall { bag, result, tail }, barrier);
                 let add = self.store.new_struct(atom::FA_ADD, &[Cell::Int(bag as i64), template]);
                 let b = self.choices.len();
@@ -926,7 +986,7 @@ impl Machine {
             Control::FaAdd => {
                 let Cell::Int(bag) = arg(self, 0) else { unreachable!("bag number") };
                 let t = self.store.copy_out(arg(self, 1), &mut Vec::new());
-                self.bags[bag as usize].push(t);
+                self.bag_add(bag as usize, t)?;
                 Ok(false)
             }
             Control::Catch => {

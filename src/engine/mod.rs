@@ -303,7 +303,7 @@ impl Engine {
         self.m.store.hb = 0;
         self.m.store.heap.clear();
         self.m.roots.clear();
-        self.m.bags.clear();
+        self.m.bags_truncate(0);
         self.m.gc_at = self.m.store.heap.len() + (1 << 19);
     }
 
@@ -334,7 +334,10 @@ impl Engine {
                         "resource_error(time): the query was stopped after {:.1} seconds (raise the limit with --timeout)",
                         self.m.limits.timeout.map_or(0.0, |d| d.as_secs_f64())
                     ),
-                    _ => "resource_error(memory): the query used more memory than its limit".to_string(),
+                    _ => format!(
+                        "resource_error(memory): the query's data passed its limit of {} MB (raise the limit with --max-memory)",
+                        self.m.limits.max_memory >> 20
+                    ),
                 };
                 QueryError::Limit { resource, message }
             }

@@ -73,8 +73,9 @@ pub struct Store {
     /// Heap top at the newest choice point: variables below it are trailed
     /// when bound.
     pub hb: usize,
-    /// String objects (`"text"`), by number.
+    /// String objects (`"text"`), by number, and their bytes in all.
     pub texts: Vec<std::rc::Rc<str>>,
+    pub text_bytes: usize,
     /// Scratch stacks reused by unification and copying.
     pairs: Vec<(Cell, Cell)>,
     copy_work: Vec<(Cell, usize)>,
@@ -318,6 +319,7 @@ impl Store {
 
     /// Stores a string object.
     pub fn new_text(&mut self, s: &str) -> Cell {
+        self.text_bytes += s.len();
         self.texts.push(std::rc::Rc::from(s));
         Cell::Text((self.texts.len() - 1) as u32)
     }

@@ -288,6 +288,7 @@ pub(super) fn bi_length(m: &mut Machine, a: &[Cell]) -> Res {
             if k < 0 {
                 return Err(m.domain_error(atom::NOT_LESS_THAN_ZERO, Cell::Int(k)));
             }
+            m.check_memory(((k - n).max(0) as usize).saturating_mul(3 * std::mem::size_of::<Cell>()))?;
             if k < n {
                 return Ok(false);
             }
@@ -360,6 +361,8 @@ pub(super) fn bi_numlist(m: &mut Machine, a: &[Cell]) -> Res {
     if lo > hi {
         return Ok(false);
     }
+    let n = (hi as i128 - lo as i128 + 1).min(usize::MAX as i128 / 64) as usize;
+    m.check_memory(n.saturating_mul(3 * std::mem::size_of::<Cell>()))?;
     let items: Vec<Cell> = (lo..=hi).map(Cell::Int).collect();
     let l = m.store.new_list(&items);
     Ok(m.store.unify(a[2], l))

@@ -288,6 +288,11 @@ impl Machine {
 
     /// Text as an atom, string, number, code list or char list.
     pub(super) fn make_text(&mut self, s: &str, kind: Conv) -> Result<Cell, Exc> {
+        let cells = match kind {
+            Conv::Codes | Conv::Chars => 3 * s.len(),
+            _ => 0,
+        };
+        self.check_memory(s.len() + cells * std::mem::size_of::<Cell>())?;
         Ok(match kind {
             Conv::Atom => Cell::Atom(self.atoms.intern(s)),
             Conv::String => self.store.new_text(s),

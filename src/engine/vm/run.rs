@@ -17,7 +17,7 @@ impl Machine {
     pub(crate) fn vm_start(&mut self, goal: Cell) {
         self.choices.clear();
         self.store.hb = 0;
-        self.bags.clear();
+        self.bags_truncate(0);
         self.pending = None;
         self.steps = 0;
         self.deadline = self.limits.timeout.map(|d| Instant::now() + d);
@@ -357,8 +357,7 @@ impl Machine {
                         let (t, bag) = (*self.y(0), *self.y(1));
                         let Cell::Int(bag) = bag else { unreachable!("bag number") };
                         let t = self.store.copy_out(t, &mut Vec::new());
-                        self.bags[bag as usize].push(t);
-                        go = Ok(None);
+                        go = self.bag_add(bag as usize, t).map(|()| None);
                         continue 'outer;
                     }
                     Instr::SampleAdd => {
@@ -370,7 +369,12 @@ impl Machine {
                             let (t, bag) = (*self.y(0), *self.y(1));
                             let Cell::Int(bag) = bag else { unreachable!("bag number") };
                             let t = self.store.copy_out(t, &mut Vec::new());
-                            self.bags[bag as usize] = vec![t];
+                            self.bags_truncate(bag as usize);
+                            self.bag_new();
+                            if let Err(e) = self.bag_add(bag as usize, t) {
+                                go = Err(e);
+                                continue 'outer;
+                            }
                         }
                         go = Ok(None);
                         continue 'outer;
@@ -679,8 +683,7 @@ impl Machine {
                 let ar = if four { 4 } else { 3 };
                 self.check_callable_ctx(goal, atom::FINDALL, ar)?;
                 self.check_partial_list(result, atom::FINDALL, ar)?;
-                let bag = self.bags.len();
-                self.bags.push(Vec::new());
+                let bag = self.bag_new();
                 let cont = self.vm.cp.clone();
                 self.vm_push_choice(Alt::Findall { bag, result, tail }, cont.clone(), 0);
                 self.push_frame(2, cont, false);
@@ -693,8 +696,7 @@ impl Machine {
             Control::Sample => {
                 let (template, goal, result) = (x(self, 0), x(self, 1), x(self, 2));
                 self.check_callable_ctx(goal, atom::SAMPLE, 3)?;
-                let bag = self.bags.len();
-                self.bags.push(Vec::new());
+                let bag = self.bag_new();
                 let cont = self.vm.cp.clone();
                 self.vm_push_choice(Alt::Sample { bag, result }, cont.clone(), 0);
                 self.push_frame(3, cont, false);
@@ -775,8 +777,9 @@ impl Machine {
                 Alt::Findall { bag, result, tail } => {
                     let (bag, result, tail) = (*bag, *result, *tail);
                     self.pop_choice();
-                    let items = self.bags.pop().unwrap_or_default();
-                    debug_assert_eq!(self.bags.len(), bag);
+                    let items = self.bag_take(bag);
+                    let cells: usize = items.iter().map(|t| t.cells.len()).sum();
+                    self.check_memory(cells * std::mem::size_of::<Cell>())?;
                     let mut cells = Vec::with_capacity(items.len());
                     let mut frame = Vec::new();
                     for t in &items {
@@ -791,8 +794,7 @@ impl Machine {
                 Alt::Sample { bag, result } => {
                     let (bag, result) = (*bag, *result);
                     self.pop_choice();
-                    let kept = self.bags.pop().unwrap_or_default();
-                    debug_assert_eq!(self.bags.len(), bag);
+                    let kept = self.bag_take(bag);
                     if let Some(t) = kept.first() {
                         let v = self.store.copy_in(t, &mut Vec::new());
                         if self.store.unify(v, result) {
@@ -859,7 +861,7 @@ impl Machine {
             while let Some(cp) = self.choices.pop() {
                 self.store.hb = self.choices.last().map_or(0, |c| c.heap);
                 match cp.alt {
-                    Alt::Findall { bag, .. } | Alt::Sample { bag, .. } => self.bags.truncate(bag),
+                    Alt::Findall { bag, .. } | Alt::Sample { bag, .. } => self.bags_truncate(bag),
                     Alt::Catch { catcher, recovery } if active.contains(&self.choices.len()) => {
                         self.store.undo_to(cp.trail);
                         self.store.heap.truncate(cp.heap);
