@@ -50,3 +50,16 @@ fn the_term_solver_samples_too() {
     assert_eq!(x.len(), 1);
     assert!(["a", "b", "c"].contains(&x[0].as_str()));
 }
+
+#[test]
+fn lambdas_with_free_variables_and_local_parameters() {
+    let mut e = Engine::new();
+    // `Free/[X]>>Goal` shares Free's variables with the caller; the other
+    // variables of the lambda are copied for each call.
+    assert_eq!(answers(&mut e, "L = [_, _], maplist(V/[X]>>(X = V), L), V = 1", "L"), ["[1,1]"]);
+    assert_eq!(answers(&mut e, "maplist([X]>>(Y = X), [1, 2]), var(Y)", "Y").len(), 1);
+    // `\X^Body`: X is a local parameter; further arguments go to Body.
+    assert_eq!(answers(&mut e, "maplist(\\X^Y^(Y is X + 1), [1, 2], M)", "M"), ["[2,3]"]);
+    assert_eq!(answers(&mut e, "maplist(\\X^(X > 0), [1, 2])", "X").len(), 1);
+    assert_eq!(answers(&mut e, "G = \\X^atom_length(X), call(G, abc, N)", "N"), ["3"]);
+}

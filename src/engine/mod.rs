@@ -192,11 +192,27 @@ impl Engine {
                 self.run_directive(&args[0], clause.span, &mut report);
                 continue;
             }
-            let mark = self.m.store.heap.len();
-            let mut vars = Vec::new();
-            let term = ast_to_heap(&clause.term, &mut self.m.atoms, &mut self.m.store, &mut vars);
-            let result = compile_clause(&mut self.m.store, term, Some((file.clone(), clause.span)));
-            self.m.store.heap.truncate(mark);
+            let grammar = matches!(&clause.term, Ast::Compound(n, a, _) if n == "-->" && a.len() == 2);
+            let result = if grammar {
+                match self.grammar_clause(&clause.term, Some((file.clone(), clause.span))) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        report.diagnostics.push(Diagnostic::error(
+                            clause.span,
+                            format!("this grammar rule cannot be translated: {e}"),
+                            "in this grammar rule",
+                        ));
+                        continue;
+                    }
+                }
+            } else {
+                let mark = self.m.store.heap.len();
+                let mut vars = Vec::new();
+                let term = ast_to_heap(&clause.term, &mut self.m.atoms, &mut self.m.store, &mut vars);
+                let result = compile_clause(&mut self.m.store, term, Some((file.clone(), clause.span)));
+                self.m.store.heap.truncate(mark);
+                result
+            };
             let code = match result {
                 Ok(c) => c,
                 Err(e) => {
@@ -215,6 +231,8 @@ impl Engine {
             };
             let head = head_of(&clause.term);
             let (hname, harity) = head.key().expect("compiled clause has a callable head");
+            // A grammar rule's predicate has two more arguments.
+            let harity = if grammar { harity + 2 } else { harity };
             let key = (self.m.atoms.intern(hname), harity as u32);
             match self.m.db.get(key.0, key.1) {
                 Some(db::Entry::Builtin(_)) | Some(db::Entry::Control(_)) => {
@@ -282,6 +300,35 @@ impl Engine {
         if !out.is_empty() {
             print!("{out}");
         }
+    }
+
+    /// Translates a grammar rule (`Head --> Body`) into a clause with the
+    /// library's `'$dcg_rule'/2`. The outer `Err` says why it cannot be.
+    fn grammar_clause(
+        &mut self,
+        rule: &Ast,
+        span: Option<(Rc<str>, Span)>,
+    ) -> Result<Result<db::ClauseCode, ClauseError>, String> {
+        let mut vars = Vec::new();
+        let t = ast_to_heap(rule, &mut self.m.atoms, &mut self.m.store, &mut vars);
+        let c = self.m.store.new_var();
+        let f = self.m.atoms.intern("$dcg_rule");
+        let goal = self.m.store.new_struct(f, &[t, c]);
+        // The clause is a root, so a collection during the translation
+        // keeps it.
+        self.m.roots = vec![c];
+        self.m.start(goal);
+        let r = self.m.solve(false);
+        let out = match r {
+            Ok(true) => {
+                let clause = self.m.roots[0];
+                Ok(compile_clause(&mut self.m.store, clause, span))
+            }
+            Ok(false) => Err("the translation failed".to_string()),
+            Err(e) => Err(self.query_error(e).to_string()),
+        };
+        self.reset();
+        out
     }
 
     /// Runs a parsed goal once (directives).
@@ -355,6 +402,11 @@ impl Engine {
 fn head_of(t: &Ast) -> &Ast {
     match t {
         Ast::Compound(n, a, _) if n == ":-" && a.len() == 2 => &a[0],
+        // A grammar rule, with or without pushback.
+        Ast::Compound(n, a, _) if n == "-->" && a.len() == 2 => match &a[0] {
+            Ast::Compound(c, h, _) if c == "," && h.len() == 2 => &h[0],
+            h => h,
+        },
         t => t,
     }
 }

@@ -61,6 +61,93 @@ aggregate_all(set(E), G, S) :- !, findall(E, G, L), sort(L, S).
 '$max_pair'(E-W, E0-W0, M) :- ( E > E0 -> M = E-W ; M = E0-W0 ).
 '$min_pair'(E-W, E0-W0, M) :- ( E < E0 -> M = E-W ; M = E0-W0 ).
 
+% --- grammar rules (DCG) ---------------------------------------------------
+% '$dcg_rule'(+Rule, -Clause) translates `Head --> Body` as SWI-Prolog does;
+% the loader calls it for every grammar rule, phrase/2,3 for their goal.
+
+'$dcg_rule'((H, PB --> B), (H1 :- B1, G)) :- !,
+    '$dcg_nonterminal'(H, S0, S, H1),
+    '$dcg_body'(B, S0, S1, B1),
+    '$dcg_terminals'(PB, S, S1, G).
+'$dcg_rule'((H --> B), (H1 :- B1)) :-
+    '$dcg_nonterminal'(H, S0, S, H1),
+    '$dcg_body'(B, S0, S, B1).
+
+'$dcg_nonterminal'(H, _, _, _) :- var(H), !, throw(error(instantiation_error, _)).
+'$dcg_nonterminal'(H, S0, S, H1) :-
+    callable(H), !, H =.. L0, append(L0, [S0, S], L1), H1 =.. L1.
+'$dcg_nonterminal'(H, _, _, _) :- throw(error(type_error(callable, H), _)).
+
+'$dcg_terminals'(L, S0, S, S0 = L1) :- is_list(L), !, append(L, S, L1).
+'$dcg_terminals'(L, S0, S, S0 = L1) :- string(L), !, string_codes(L, Cs), append(Cs, S, L1).
+'$dcg_terminals'(L, _, _, _) :- throw(error(type_error(list, L), _)).
+
+'$dcg_body'(V, S0, S, phrase(V, S0, S)) :- var(V), !.
+'$dcg_body'((A, B), S0, S, (A1, B1)) :- !, '$dcg_body'(A, S0, S1, A1), '$dcg_body'(B, S1, S, B1).
+'$dcg_body'((A ; B), S0, S, (A1 ; B1)) :- !, '$dcg_body'(A, S0, S, A1), '$dcg_body'(B, S0, S, B1).
+'$dcg_body'((A | B), S0, S, (A1 ; B1)) :- !, '$dcg_body'(A, S0, S, A1), '$dcg_body'(B, S0, S, B1).
+'$dcg_body'((A -> B), S0, S, (A1 -> B1)) :- !, '$dcg_body'(A, S0, S1, A1), '$dcg_body'(B, S1, S, B1).
+'$dcg_body'((A *-> B), S0, S, (A1 *-> B1)) :- !, '$dcg_body'(A, S0, S1, A1), '$dcg_body'(B, S1, S, B1).
+'$dcg_body'(\+ A, S0, S, (\+ A1, S0 = S)) :- !, '$dcg_body'(A, S0, _, A1).
+'$dcg_body'({G}, S0, S, (G, S0 = S)) :- !.
+'$dcg_body'(!, S0, S, (!, S0 = S)) :- !.
+'$dcg_body'([], S0, S, S0 = S) :- !.
+'$dcg_body'(L, S0, S, G) :- ( L = [_|_] ; string(L) ), !, '$dcg_terminals'(L, S0, S, G).
+'$dcg_body'(NT, S0, S, G) :- '$dcg_nonterminal'(NT, S0, S, G).
+
+phrase(G, L) :- phrase(G, L, []).
+phrase(G, _, _) :- var(G), !, throw(error(instantiation_error, _)).
+phrase(G, L, R) :-
+    '$phrase_list'(L), '$phrase_list'(R),
+    '$dcg_body'(G, S0, S, Goal), S0 = L, S = R, call(Goal).
+
+'$phrase_list'(L) :- var(L), !.
+'$phrase_list'([]) :- !.
+'$phrase_list'([_|T]) :- !, '$phrase_list'(T).
+'$phrase_list'(L) :- throw(error(type_error(list, L), _)).
+
+% --- lambdas (library(yall)) -----------------------------------------------
+% [X1,...]>>Body and Free/[X1,...]>>Body: the lambda is copied (except the
+% variables of Free) before its parameters are bound to the arguments;
+% arguments beyond the parameters are added to Body. \X^Body: X is local.
+
+'>>'(Ps, B) :- '$lambda'(Ps, B, []).
+'>>'(Ps, B, A1) :- '$lambda'(Ps, B, [A1]).
+'>>'(Ps, B, A1, A2) :- '$lambda'(Ps, B, [A1, A2]).
+'>>'(Ps, B, A1, A2, A3) :- '$lambda'(Ps, B, [A1, A2, A3]).
+'>>'(Ps, B, A1, A2, A3, A4) :- '$lambda'(Ps, B, [A1, A2, A3, A4]).
+'>>'(Ps, B, A1, A2, A3, A4, A5) :- '$lambda'(Ps, B, [A1, A2, A3, A4, A5]).
+'>>'(Ps, B, A1, A2, A3, A4, A5, A6) :- '$lambda'(Ps, B, [A1, A2, A3, A4, A5, A6]).
+'>>'(Ps, B, A1, A2, A3, A4, A5, A6, A7) :- '$lambda'(Ps, B, [A1, A2, A3, A4, A5, A6, A7]).
+
+'$lambda'(Free/Ps0, B0, Args) :- !,
+    copy_term(Free/Ps0-B0, Free1/Ps-B), Free1 = Free,
+    '$lambda_bind'(Ps, Args, Rest),
+    '$lambda_call'(B, Rest).
+'$lambda'(Ps0, B0, Args) :-
+    copy_term(Ps0-B0, Ps-B),
+    '$lambda_bind'(Ps, Args, Rest),
+    '$lambda_call'(B, Rest).
+
+'$lambda_bind'([], Rest, Rest) :- !.
+'$lambda_bind'([P|Ps], [A|As], Rest) :- !, P = A, '$lambda_bind'(Ps, As, Rest).
+'$lambda_bind'(_, [], []).
+
+'$lambda_call'(B, []) :- !, call(B).
+'$lambda_call'(B, Args) :- B =.. L0, append(L0, Args, L1), G =.. L1, call(G).
+
+\(L) :- copy_term(L, L1), '$lambda_hat'(L1, []).
+\(L, A1) :- copy_term(L, L1), '$lambda_hat'(L1, [A1]).
+\(L, A1, A2) :- copy_term(L, L1), '$lambda_hat'(L1, [A1, A2]).
+\(L, A1, A2, A3) :- copy_term(L, L1), '$lambda_hat'(L1, [A1, A2, A3]).
+\(L, A1, A2, A3, A4) :- copy_term(L, L1), '$lambda_hat'(L1, [A1, A2, A3, A4]).
+\(L, A1, A2, A3, A4, A5) :- copy_term(L, L1), '$lambda_hat'(L1, [A1, A2, A3, A4, A5]).
+\(L, A1, A2, A3, A4, A5, A6) :- copy_term(L, L1), '$lambda_hat'(L1, [A1, A2, A3, A4, A5, A6]).
+
+'$lambda_hat'(V^B, [A|As]) :- !, V = A, '$lambda_hat'(B, As).
+'$lambda_hat'(\B, As) :- !, copy_term(B, B1), '$lambda_hat'(B1, As).
+'$lambda_hat'(B, As) :- '$lambda_call'(B, As).
+
 % --- lists -----------------------------------------------------------------
 
 '$length_gen'(L, N, N0) :- '$length_gen'(L, N, N0, 0).
@@ -139,16 +226,23 @@ union([H|T], L, [H|R]) :- union(T, L, R).
 delete([], _, []).
 delete([E|T], D, R) :- ( E \= D -> R = [E|R1] ; R = R1 ), delete(T, D, R1).
 
-maplist(_, []).
-maplist(G, [A|As]) :- call(G, A), maplist(G, As).
-maplist(_, [], []).
-maplist(G, [A|As], [B|Bs]) :- call(G, A, B), maplist(G, As, Bs).
-maplist(_, [], [], []).
-maplist(G, [A|As], [B|Bs], [C|Cs]) :- call(G, A, B, C), maplist(G, As, Bs, Cs).
-maplist(_, [], [], [], []).
-maplist(G, [A|As], [B|Bs], [C|Cs], [D|Ds]) :- call(G, A, B, C, D), maplist(G, As, Bs, Cs, Ds).
-maplist(_, [], [], [], [], []).
-maplist(G, [A|As], [B|Bs], [C|Cs], [D|Ds], [E|Es]) :- call(G, A, B, C, D, E), maplist(G, As, Bs, Cs, Ds, Es).
+% The lists come first in the helpers, so that indexing on the first
+% argument leaves no choice point when the first list is known.
+maplist(G, L) :- '$maplist'(L, G).
+'$maplist'([], _).
+'$maplist'([A|As], G) :- call(G, A), '$maplist'(As, G).
+maplist(G, L1, L2) :- '$maplist'(L1, L2, G).
+'$maplist'([], [], _).
+'$maplist'([A|As], [B|Bs], G) :- call(G, A, B), '$maplist'(As, Bs, G).
+maplist(G, L1, L2, L3) :- '$maplist'(L1, L2, L3, G).
+'$maplist'([], [], [], _).
+'$maplist'([A|As], [B|Bs], [C|Cs], G) :- call(G, A, B, C), '$maplist'(As, Bs, Cs, G).
+maplist(G, L1, L2, L3, L4) :- '$maplist'(L1, L2, L3, L4, G).
+'$maplist'([], [], [], [], _).
+'$maplist'([A|As], [B|Bs], [C|Cs], [D|Ds], G) :- call(G, A, B, C, D), '$maplist'(As, Bs, Cs, Ds, G).
+maplist(G, L1, L2, L3, L4, L5) :- '$maplist'(L1, L2, L3, L4, L5, G).
+'$maplist'([], [], [], [], [], _).
+'$maplist'([A|As], [B|Bs], [C|Cs], [D|Ds], [E|Es], G) :- call(G, A, B, C, D, E), '$maplist'(As, Bs, Cs, Ds, Es, G).
 
 foldl(G, L, V0, V) :- '$foldl'(L, G, V0, V).
 '$foldl'([], _, V, V).

@@ -4,7 +4,7 @@
 //! is the head and whose cells from 3 on are the body goals (control
 //! constructs keep their goal arguments; a variable goal is `call(X)`).
 
-use super::{FIRST, Instr, NO_PRED, PERM, Tm, VOID};
+use super::{AOp, ASTACK, Arith, FIRST, Instr, NO_PRED, PERM, Tm, VOID};
 use crate::engine::atoms::{Atom, atom};
 use crate::engine::db::{Db, Entry};
 use crate::engine::machine::Control;
@@ -509,10 +509,17 @@ impl Cg<'_> {
                 self.call_like(Instr::CallControl(c, last), last);
             }
             Kind::Builtin(b) => {
+                let fast = self.arith(f, &args);
                 for (i, &a) in args.iter().enumerate() {
                     self.put_arg(a, i as u32);
                 }
                 self.emit(Instr::CallBuiltin(b, args.len() as u32, self.nregs));
+                if let Some(at) = fast {
+                    let done = self.out.len() as u32;
+                    if let Instr::Arith(a) = &mut self.out[at] {
+                        a.done = done;
+                    }
+                }
                 if last {
                     self.exit();
                 }
@@ -535,6 +542,97 @@ impl Cg<'_> {
                     self.emit(Instr::Call(pred, f, n));
                 }
             }
+        }
+    }
+
+    /// The fast path of `is/2` and the arithmetic comparisons, when every
+    /// variable of the expressions already has a value; emitted before
+    /// the general call, which it skips when it succeeds. Its position.
+    fn arith(&mut self, f: Atom, args: &[usize]) -> Option<usize> {
+        use std::cmp::Ordering::*;
+        let (cmp, negate) = match f {
+            atom::IS => (None, false),
+            atom::ARITH_EQ => (Some(Equal), false),
+            atom::ARITH_NE => (Some(Equal), true),
+            atom::LT => (Some(Less), false),
+            atom::GE => (Some(Less), true),
+            atom::GT => (Some(Greater), false),
+            atom::LE => (Some(Greater), true),
+            _ => return None,
+        };
+        if args.len() != 2 {
+            return None;
+        }
+        let rhs = self.expr(args[1])?;
+        let (dst, lhs) = match cmp {
+            None => match self.cells[args[0]] {
+                Cell::Ref(k) => {
+                    let first = !self.seen[k];
+                    let code = match self.loc[k] {
+                        Loc::Void => return None,
+                        Loc::X(r) => r as usize,
+                        Loc::Y(s) => s as usize | PERM,
+                    };
+                    (Cell::Ref(code | if first { FIRST } else { 0 }), Vec::new())
+                }
+                c @ (Cell::Int(_) | Cell::Flt(_)) => (c, Vec::new()),
+                _ => return None,
+            },
+            Some(_) => (Cell::Int(0), self.expr(args[0])?),
+        };
+        let a = Arith { cmp, negate, dst, lhs: lhs.into(), rhs: rhs.into(), done: 0 };
+        Some(self.emit(Instr::Arith(Box::new(a))))
+    }
+
+    /// An integer expression whose variables all have values, in postfix
+    /// form; `None` when it has anything else.
+    fn expr(&self, c: usize) -> Option<Vec<AOp>> {
+        let mut out = Vec::new();
+        let depth = self.expr_into(c, &mut out, 0)?;
+        (depth <= ASTACK).then_some(out)
+    }
+
+    /// Appends the postfix code of `c`; returns the stack depth it needs.
+    fn expr_into(&self, c: usize, out: &mut Vec<AOp>, level: usize) -> Option<usize> {
+        if level > ASTACK {
+            return None;
+        }
+        match self.cells[c] {
+            Cell::Int(i) => {
+                out.push(AOp::Int(i));
+                Some(1)
+            }
+            Cell::Ref(k) => {
+                if !self.seen[k] {
+                    return None;
+                }
+                out.push(match self.loc[k] {
+                    Loc::X(r) => AOp::X(r),
+                    Loc::Y(s) => AOp::Y(s),
+                    Loc::Void => return None,
+                });
+                Some(1)
+            }
+            Cell::Str(p) => {
+                let Cell::Fun(f, n) = self.cells[p] else { return None };
+                let op = match (f, n) {
+                    (atom::PLUS, 2) => AOp::Add,
+                    (atom::MINUS, 2) => AOp::Sub,
+                    (atom::STAR, 2) => AOp::Mul,
+                    (atom::INTDIV, 2) => AOp::IntDiv,
+                    (atom::MOD, 2) => AOp::Mod,
+                    (atom::MIN, 2) => AOp::Min,
+                    (atom::MAX, 2) => AOp::Max,
+                    (atom::MINUS, 1) => AOp::Neg,
+                    (atom::ABS, 1) => AOp::Abs,
+                    _ => return None,
+                };
+                let d1 = self.expr_into(p + 1, out, level + 1)?;
+                let d = if n == 2 { d1.max(1 + self.expr_into(p + 2, out, level + 1)?) } else { d1 };
+                out.push(op);
+                Some(d)
+            }
+            _ => None,
         }
     }
 

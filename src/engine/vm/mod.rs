@@ -22,6 +22,42 @@ pub struct Tm {
     pub ends: Box<[u32]>,
 }
 
+/// An integer arithmetic expression in postfix form (`is/2` and the
+/// comparisons' fast path).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AOp {
+    Int(i64),
+    X(u32),
+    Y(u32),
+    Add,
+    Sub,
+    Mul,
+    IntDiv,
+    Mod,
+    Min,
+    Max,
+    Neg,
+    Abs,
+}
+
+/// The deepest operand stack a compiled expression may need.
+pub const ASTACK: usize = 16;
+
+/// An arithmetic fast path: `is/2` (`cmp` is `None`; the left side is the
+/// variable code or constant `dst`) or a comparison of two expressions.
+#[derive(Debug)]
+pub struct Arith {
+    pub cmp: Option<std::cmp::Ordering>,
+    /// For comparisons: true when the comparison succeeds on `!=` of
+    /// `cmp` (`=\=`, `=<`, `>=`).
+    pub negate: bool,
+    pub dst: Cell,
+    pub lhs: Box<[AOp]>,
+    pub rhs: Box<[AOp]>,
+    /// Where the general builtin call ends (taken on success).
+    pub done: u32,
+}
+
 /// Bits of a variable cell in a `Tm`.
 pub const FIRST: usize = 1 << 40;
 pub const PERM: usize = 1 << 41;
@@ -75,6 +111,9 @@ pub enum Instr {
     CallMeta(u32, bool),
     CallControl(Control, bool),
     Proceed,
+    /// Integer arithmetic on registers; on anything else it falls through
+    /// to the general builtin call that follows it.
+    Arith(Box<Arith>),
     /// Cut to the barrier saved in the environment.
     Cut,
     /// Cut to the barrier register (no call since the clause started).

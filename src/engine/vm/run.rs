@@ -2,7 +2,7 @@
 //! exceptions, `findall/3` and `catch/3`, and the meta-call.
 
 use super::compile::compile;
-use super::{Code, Cont, Env, FIRST, INDEX, Instr, NO_PRED, PERM, Tm, VOID, VmSave};
+use super::{AOp, ASTACK, Arith, Code, Cont, Env, FIRST, INDEX, Instr, NO_PRED, PERM, Tm, VOID, VmSave};
 use crate::engine::atoms::{Atom, atom};
 use crate::engine::db::{Candidates, ClauseCode, Entry, Key};
 use crate::engine::machine::{Alt, Choice, Control, Exc, Machine, Res};
@@ -325,6 +325,17 @@ impl Machine {
                         std::mem::swap(&mut code, &mut self.vm.cp.code);
                         pc = self.vm.cp.pc as usize;
                     }
+                    Instr::Arith(ref a) => match self.arith(a) {
+                        Some(true) => {
+                            self.steps += 1;
+                            pc = a.done as usize;
+                        }
+                        Some(false) => {
+                            go = Ok(None);
+                            continue 'outer;
+                        }
+                        None => {}
+                    },
                     Instr::Cut => {
                         let b = self.vm.envs[self.vm.e as usize].b0;
                         self.cut(b as usize);
@@ -402,6 +413,88 @@ impl Machine {
                         return Ok(true);
                     }
                 }
+            }
+        }
+    }
+
+    /// The integer value of a compiled expression, `None` when a value is
+    /// not an integer or the result is not a plain integer (overflow,
+    /// division by zero): the general builtin then runs.
+    #[inline]
+    fn eval_int(&mut self, code: &[AOp]) -> Option<i64> {
+        // The common shapes without the operand stack.
+        match *code {
+            [a] => return self.operand(a),
+            [a, b, op] if !matches!(a, AOp::Neg | AOp::Abs) && !matches!(b, AOp::Neg | AOp::Abs) => {
+                if let (Some(x), Some(y)) = (self.operand(a), self.operand(b)) {
+                    return binary(op, x, y);
+                }
+            }
+            _ => {}
+        }
+        let mut st = [0i64; ASTACK];
+        let mut n = 0;
+        for &op in code {
+            match op {
+                AOp::Neg => st[n - 1] = st[n - 1].checked_neg()?,
+                AOp::Abs => st[n - 1] = st[n - 1].checked_abs()?,
+                AOp::Int(_) | AOp::X(_) | AOp::Y(_) => {
+                    st[n] = self.operand(op)?;
+                    n += 1;
+                }
+                _ => {
+                    n -= 1;
+                    st[n - 1] = binary(op, st[n - 1], st[n])?;
+                }
+            }
+        }
+        (n == 1).then_some(st[0])
+    }
+
+    /// An operand of a compiled expression: a constant or a register
+    /// holding an integer (`None` for an operator or anything else).
+    #[inline]
+    fn operand(&mut self, a: AOp) -> Option<i64> {
+        let v = match a {
+            AOp::Int(i) => return Some(i),
+            AOp::X(r) => self.vm.x[r as usize],
+            AOp::Y(s) => *self.y(s),
+            _ => return None,
+        };
+        match self.store.deref(v) {
+            Cell::Int(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    /// Runs an arithmetic fast path: `Some(success)`, or `None` to fall
+    /// through to the general builtin.
+    #[inline]
+    fn arith(&mut self, a: &Arith) -> Option<bool> {
+        let r = self.eval_int(&a.rhs)?;
+        match a.cmp {
+            None => match a.dst {
+                Cell::Ref(code) if code & FIRST != 0 => {
+                    *self.reg(code) = Cell::Int(r);
+                    Some(true)
+                }
+                Cell::Ref(code) => {
+                    let v = *self.reg(code);
+                    match self.store.deref(v) {
+                        Cell::Ref(addr) => {
+                            self.store.bind(addr, Cell::Int(r));
+                            Some(true)
+                        }
+                        Cell::Int(i) => Some(i == r),
+                        _ => None,
+                    }
+                }
+                Cell::Int(i) => Some(i == r),
+                _ => None,
+            },
+            Some(ord) => {
+                let l = self.eval_int(&a.lhs)?;
+                Some((l.cmp(&r) == ord) != a.negate)
             }
         }
     }
@@ -1067,4 +1160,23 @@ fn compiled<'a>(db: &crate::engine::db::Db, clause: &'a ClauseCode, x: &mut Vec<
         x.resize(nregs as usize, Cell::Int(0));
     }
     clause.vm.get_or_init(|| code.into())
+}
+
+/// A binary integer operation; `None` on overflow, a zero divisor or an
+/// operator that is not binary (the general builtin then decides).
+#[inline]
+fn binary(op: AOp, a: i64, b: i64) -> Option<i64> {
+    match op {
+        AOp::Add => a.checked_add(b),
+        AOp::Sub => a.checked_sub(b),
+        AOp::Mul => a.checked_mul(b),
+        AOp::IntDiv if b != 0 => a.checked_div(b),
+        AOp::Mod if b != 0 => {
+            let m = a.checked_rem(b)?;
+            Some(if m != 0 && ((m < 0) != (b < 0)) { m + b } else { m })
+        }
+        AOp::Min => Some(a.min(b)),
+        AOp::Max => Some(a.max(b)),
+        _ => None,
+    }
 }
