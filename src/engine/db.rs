@@ -103,6 +103,9 @@ pub struct Index {
     /// Clauses whose first argument is a variable (match any key not listed).
     var_only: Candidates,
     all: Candidates,
+    /// The candidates of the two commonest keys, `[]` and a list cell.
+    nil: Candidates,
+    lst: Candidates,
 }
 
 impl Index {
@@ -121,9 +124,12 @@ impl Index {
                 .collect();
             few.push((k, list));
         }
+        let var_only: Candidates =
+            clauses.iter().enumerate().filter(|(_, c)| c.key.is_none()).map(|(i, _)| i as u32).collect();
+        let find = |k: Key| few.iter().find(|(x, _)| *x == k).map_or_else(|| var_only.clone(), |(_, c)| c.clone());
+        let (nil, lst) = (find(Key::Atom(super::atoms::atom::NIL)), find(Key::Lst));
         let many = if few.len() > 8 { few.drain(..).collect() } else { FastMap::default() };
-        let var_only = clauses.iter().enumerate().filter(|(_, c)| c.key.is_none()).map(|(i, _)| i as u32).collect();
-        Index { few, many, var_only, all }
+        Index { few, many, var_only, all, nil, lst }
     }
 
     /// The clauses to try for a first argument with this key.
@@ -131,6 +137,8 @@ impl Index {
     pub fn select(&self, key: Option<Key>) -> &Candidates {
         match key {
             None => &self.all,
+            Some(Key::Lst) => &self.lst,
+            Some(Key::Atom(super::atoms::atom::NIL)) => &self.nil,
             Some(k) => {
                 if self.many.is_empty() {
                     self.few.iter().find(|(x, _)| *x == k).map_or(&self.var_only, |(_, c)| c)

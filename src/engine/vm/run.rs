@@ -624,9 +624,16 @@ impl Machine {
         }
     }
 
+    #[inline]
     fn vm_call_pred(&mut self, i: usize, n: u32) -> Go {
-        let key = if n > 0 { Key::of(self.store.deref(self.vm.x[0]), &self.store.heap) } else { None };
         self.vm.b0 = self.choices.len() as u32;
+        // One clause: its head decides.
+        if self.db.preds[i].clauses.len() == 1 {
+            let clause = &self.db.preds[i].clauses[0];
+            let code = compiled(&self.db, clause, &mut self.vm.x).clone();
+            return Ok(Some(Cont { code, pc: 0 }));
+        }
+        let key = if n > 0 { Key::of(self.store.deref(self.vm.x[0]), &self.store.heap) } else { None };
         let (cands, clauses) = self.db.preds[i].candidates(key);
         match cands.len() {
             0 => Ok(None),
@@ -1150,7 +1157,7 @@ impl Machine {
 
 /// The code of a clause, compiled on its first use (the registers grow to
 /// what it needs).
-#[inline]
+#[inline(always)]
 fn compiled<'a>(db: &crate::engine::db::Db, clause: &'a ClauseCode, x: &mut Vec<Cell>) -> &'a Code {
     if let Some(code) = clause.vm.get() {
         return code;
