@@ -880,29 +880,38 @@ impl Machine {
             self.store.hb = self.choices.last().map_or(0, |c| c.heap);
             match cp.alt {
                 Alt::Findall { bag, .. } => self.bags_truncate(bag),
-                Alt::Catch { catcher, recovery } if active.contains(&self.choices.len()) => {
-                    self.store.undo_to(cp.trail);
-                    self.store.heap.truncate(cp.heap);
-                    let b = self.store.copy_in(&ball, &mut Vec::new());
-                    let mark = self.store.trail.len();
-                    // Bindings made by a failed match must be undone, and
-                    // hb is below them, so trail everything here.
-                    let saved_hb = self.store.hb;
-                    self.store.hb = usize::MAX;
-                    let ok = self.store.unify(catcher, b);
-                    self.store.hb = saved_hb;
-                    if ok {
-                        self.cont = cp.cont;
-                        self.pos = cp.pos;
-                        self.pending = Some((recovery, self.choices.len()));
-                        return Ok(true);
-                    }
-                    self.store.undo_to(mark);
+                Alt::Catch { catcher, recovery }
+                    if active.contains(&self.choices.len()) && self.catches(&cp, catcher, &ball) =>
+                {
+                    self.cont = cp.cont;
+                    self.pos = cp.pos;
+                    self.pending = Some((recovery, self.choices.len()));
+                    return Ok(true);
                 }
                 _ => {}
             }
         }
         Err(Exc::Throw(ball))
+    }
+
+    /// Whether a `catch/3` whose choice point `cp` was just popped takes
+    /// the ball: the state is restored to the catch's and the catcher is
+    /// unified with a copy of the ball (undone if it does not match).
+    pub(crate) fn catches(&mut self, cp: &Choice, catcher: Cell, ball: &Tmpl) -> bool {
+        self.store.undo_to(cp.trail);
+        self.store.heap.truncate(cp.heap);
+        let b = self.store.copy_in(ball, &mut Vec::new());
+        let mark = self.store.trail.len();
+        // Bindings made by a failed match must be undone, and hb is below
+        // them, so trail everything here.
+        let saved_hb = self.store.hb;
+        self.store.hb = usize::MAX;
+        let ok = self.store.unify(catcher, b);
+        self.store.hb = saved_hb;
+        if !ok {
+            self.store.undo_to(mark);
+        }
+        ok
     }
 
     /// Control constructs.

@@ -88,15 +88,7 @@ impl Machine {
                         }
                     }
                     Instr::GetConst(c, a) => {
-                        let v = self.store.deref(self.vm.x[a as usize]);
-                        let ok = match v {
-                            Cell::Ref(r) => {
-                                self.store.bind(r, c);
-                                true
-                            }
-                            _ => v == c || (matches!(c, Cell::Text(_) | Cell::Flt(_)) && self.store.unify(v, c)),
-                        };
-                        if !ok {
+                        if !self.store.unify(self.vm.x[a as usize], c) {
                             go = Ok(None);
                             continue 'outer;
                         }
@@ -198,19 +190,9 @@ impl Machine {
                     Instr::UnifyConst(c) => {
                         if wr {
                             self.store.heap[s] = c;
-                        } else {
-                            let v = self.store.deref(self.store.heap[s]);
-                            let ok = match v {
-                                Cell::Ref(r) => {
-                                    self.store.bind(r, c);
-                                    true
-                                }
-                                _ => v == c || (matches!(c, Cell::Text(_) | Cell::Flt(_)) && self.store.unify(v, c)),
-                            };
-                            if !ok {
-                                go = Ok(None);
-                                continue 'outer;
-                            }
+                        } else if !self.store.unify(self.store.heap[s], c) {
+                            go = Ok(None);
+                            continue 'outer;
                         }
                         s += 1;
                     }
@@ -962,22 +944,13 @@ impl Machine {
                 self.store.hb = self.choices.last().map_or(0, |c| c.heap);
                 match cp.alt {
                     Alt::Findall { bag, .. } | Alt::Sample { bag, .. } => self.bags_truncate(bag),
-                    Alt::Catch { catcher, recovery } if active.contains(&self.choices.len()) => {
-                        self.store.undo_to(cp.trail);
-                        self.store.heap.truncate(cp.heap);
-                        let b = self.store.copy_in(&ball, &mut Vec::new());
-                        let mark = self.store.trail.len();
-                        let saved_hb = self.store.hb;
-                        self.store.hb = usize::MAX;
-                        let ok = self.store.unify(catcher, b);
-                        self.store.hb = saved_hb;
-                        if ok {
-                            self.vm.e = cp.vm.e;
-                            self.vm.cp = cp.vm.cont.clone();
-                            recovered = Some(recovery);
-                            break;
-                        }
-                        self.store.undo_to(mark);
+                    Alt::Catch { catcher, recovery }
+                        if active.contains(&self.choices.len()) && self.catches(&cp, catcher, &ball) =>
+                    {
+                        self.vm.e = cp.vm.e;
+                        self.vm.cp = cp.vm.cont.clone();
+                        recovered = Some(recovery);
+                        break;
                     }
                     _ => {}
                 }
