@@ -129,7 +129,8 @@ impl Play {
     fn computer_move(&mut self, c: &Controller, legal: &[LegalMove]) -> Result<(usize, String), CliError> {
         let state = self.state().clone();
         let players = self.session.players.clone();
-        let choice = ai::choose(&mut self.session.game, &players, &state, c, self.rng.r#gen(), THREADS)?;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let choice = ai::choose(&mut self.session.game, &players, &state, c, self.rng.r#gen(), threads)?;
         let k = ai::position_of(&mut self.session.game, legal, &choice)?;
         Ok((k, choice.info))
     }
@@ -144,9 +145,6 @@ impl Play {
             .unwrap_or(Controller { kind: Kind::Mcts(None), think: Some(ai::DEFAULT_THINK) })
     }
 }
-
-/// Threads a computer player's search may use in `play`.
-const THREADS: usize = 2;
 
 /// Reads a record given with `--resume`.
 fn read_record(path: &PathBuf) -> Result<Record, CliError> {
