@@ -239,7 +239,22 @@ impl Store {
             }
             (Cell::Atom(x), Cell::Atom(y)) => x == y,
             (Cell::Int(x), Cell::Int(y)) => x == y,
+            // An atom or integer against anything of another kind.
+            (Cell::Atom(_) | Cell::Int(_), _) | (_, Cell::Atom(_) | Cell::Int(_)) => false,
             _ => self.unify_terms(a, b),
+        }
+    }
+
+    /// Unifies a term with an atomic constant (a clause's constant
+    /// argument).
+    #[inline(always)]
+    pub fn unify_const(&mut self, v: Cell, c: Cell) -> bool {
+        match self.deref(v) {
+            Cell::Ref(r) => {
+                self.bind(r, c);
+                true
+            }
+            v => v == c || (matches!(c, Cell::Text(_) | Cell::Flt(_)) && self.unify_terms(v, c)),
         }
     }
 

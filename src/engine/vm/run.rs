@@ -88,7 +88,7 @@ impl Machine {
                         }
                     }
                     Instr::GetConst(c, a) => {
-                        if !self.store.unify(self.vm.x[a as usize], c) {
+                        if !self.store.unify_const(self.vm.x[a as usize], c) {
                             go = Ok(None);
                             continue 'outer;
                         }
@@ -190,7 +190,7 @@ impl Machine {
                     Instr::UnifyConst(c) => {
                         if wr {
                             self.store.heap[s] = c;
-                        } else if !self.store.unify(self.store.heap[s], c) {
+                        } else if !self.store.unify_const(self.store.heap[s], c) {
                             go = Ok(None);
                             continue 'outer;
                         }
@@ -832,32 +832,39 @@ impl Machine {
             };
             self.store.undo_to(top.trail);
             self.store.heap.truncate(top.heap);
-            let s = top.vm.clone();
+            let s = &top.vm;
             self.vm.e = s.e;
-            self.vm.cp = s.cp.clone();
+            self.vm.cp.clone_from(&s.cp);
             self.vm.b0 = s.b0;
             let (r, n) = (s.regs as usize, s.nregs as usize);
             self.vm.x[..n].copy_from_slice(&self.vm.saved[r..r + n]);
             let idx = self.choices.len() - 1;
+            // Where a resumed builtin or branch continues (not needed to
+            // retry a clause, the common case).
+            let cont = |m: &Machine| m.choices[idx].vm.cont.clone();
             match &mut self.choices[idx].alt {
                 Alt::VmClauses { clauses, cands, next } => {
                     let i = *next;
-                    let clause = clauses[cands[i] as usize].clone();
-                    if i + 1 >= cands.len() {
-                        self.pop_choice();
-                    } else {
+                    let last = i + 1 >= cands.len();
+                    if !last {
                         *next = i + 1;
                     }
+                    let code = compiled(&self.db, &clauses[cands[i] as usize], &mut self.vm.x).clone();
+                    if last {
+                        self.pop_choice();
+                    }
                     self.vm.b0 = idx as u32;
-                    return Ok(Some(self.enter(&clause)));
+                    return Ok(Some(Cont { code, pc: 0 }));
                 }
                 Alt::Else => {
+                    let c = cont(self);
                     self.pop_choice();
-                    return Ok(Some(s.cont));
+                    return Ok(Some(c));
                 }
                 Alt::Catch { .. } | Alt::Dead => self.pop_choice(),
                 Alt::Findall { bag, result, tail } => {
                     let (bag, result, tail) = (*bag, *result, *tail);
+                    let c = cont(self);
                     self.pop_choice();
                     let items = self.bag_take(bag);
                     let cells: usize = items.iter().map(|t| t.cells.len()).sum();
@@ -870,45 +877,52 @@ impl Machine {
                     }
                     let list = self.store.new_partial_list(&cells, tail);
                     if self.store.unify(list, result) {
-                        return Ok(Some(s.cont));
+                        return Ok(Some(c));
                     }
                 }
                 Alt::Sample { bag, result } => {
                     let (bag, result) = (*bag, *result);
+                    let c = cont(self);
                     self.pop_choice();
                     let kept = self.bag_take(bag);
                     if let Some(t) = kept.first() {
                         let v = self.store.copy_in(t, &mut Vec::new());
                         if self.store.unify(v, result) {
-                            return Ok(Some(s.cont));
+                            return Ok(Some(c));
                         }
                     }
                 }
                 Alt::Between { var, next, hi } => {
                     let (var, v, hi) = (*var, *next, *hi);
-                    if v >= hi {
-                        self.pop_choice();
-                    } else {
+                    if v < hi {
                         *next = v + 1;
                     }
+                    let c = cont(self);
+                    if v >= hi {
+                        self.pop_choice();
+                    }
                     if self.store.unify(var, Cell::Int(v)) {
-                        return Ok(Some(s.cont));
+                        return Ok(Some(c));
                     }
                 }
                 Alt::Unify { alts, next } => {
                     let (alts, i) = (alts.clone(), *next);
-                    if i + 1 >= alts.len() {
-                        self.pop_choice();
-                    } else {
+                    let last = i + 1 >= alts.len();
+                    if !last {
                         *next = i + 1;
                     }
+                    let c = cont(self);
+                    if last {
+                        self.pop_choice();
+                    }
                     if alts[i].iter().all(|&(a, b)| self.store.unify(a, b)) {
-                        return Ok(Some(s.cont));
+                        return Ok(Some(c));
                     }
                 }
                 Alt::ClauseIter { .. } => {
+                    let c = cont(self);
                     if crate::engine::builtins::resume_clause_iter(self)? {
-                        return Ok(Some(s.cont));
+                        return Ok(Some(c));
                     }
                 }
                 Alt::Clauses { .. } | Alt::Goal(_) => {
