@@ -174,7 +174,7 @@ pub fn compile(db: &Db, cells: &[Cell], nvars: usize, body_start: usize, body_le
             vars_of(cells, a, &mut vs);
         }
         note(&mut info, &vs, chunk, false);
-        if is_call(k) || k == Kind::Meta(0) {
+        if is_call(k) {
             if gi + 1 < goals.len() {
                 calls_before_last = true;
             }
