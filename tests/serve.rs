@@ -371,10 +371,12 @@ fn stopping_closes_connections() {
     assert_eq!(c.reader.read_line(&mut l).unwrap_or(0), 0, "the connection is closed");
 }
 
-#[test]
-fn the_command_stops_cleanly_on_ctrl_c() {
+/// Starts `tabula serve` with `args` on a free port: the process, its
+/// stderr after the line that names the address, and the address.
+fn spawn_serve(args: &[&str]) -> (std::process::Child, BufReader<std::process::ChildStderr>, SocketAddr) {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tabula"))
         .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -383,6 +385,12 @@ fn the_command_stops_cleanly_on_ctrl_c() {
     let mut first = String::new();
     err.read_line(&mut first).unwrap();
     let addr: SocketAddr = first.split_whitespace().find_map(|w| w.parse().ok()).unwrap_or_else(|| panic!("{first}"));
+    (child, err, addr)
+}
+
+#[test]
+fn the_command_stops_cleanly_on_ctrl_c() {
+    let (mut child, mut err, addr) = spawn_serve(&[]);
     let mut c = Client::connect(addr);
     assert_eq!(c.send(json!({"op": "new", "game": "campo-bello"}))["ok"], true);
     let killed = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
@@ -410,16 +418,7 @@ fn peak_memory(pid: u32) -> Option<u64> {
 
 #[test]
 fn runaway_queries_get_limit_errors_within_the_memory_cap_and_the_session_plays_on() {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tabula"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--session-memory", "64M", "--max-reply", "64K"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut first = String::new();
-    err.read_line(&mut first).unwrap();
-    let addr: SocketAddr = first.split_whitespace().find_map(|w| w.parse().ok()).unwrap_or_else(|| panic!("{first}"));
+    let (mut child, _err, addr) = spawn_serve(&["--session-memory", "64M", "--max-reply", "64K"]);
     let mut c = Client::connect(addr);
     let new = c.send(json!({"op": "new", "game": "breakthrough", "seed": 1}));
     assert_eq!(new["ok"], true, "{new}");

@@ -436,6 +436,21 @@ impl Machine {
         items
     }
 
+    /// The newest bag, number `bag`, as a list ending in `tail` on the
+    /// heap (within the memory limit).
+    pub(crate) fn bag_list(&mut self, bag: usize, tail: Cell) -> Result<Cell, Exc> {
+        let items = self.bag_take(bag);
+        let size: usize = items.iter().map(|t| t.cells.len() + 2).sum();
+        self.check_memory(size * std::mem::size_of::<Cell>())?;
+        let mut cells = Vec::with_capacity(items.len());
+        let mut frame = Vec::new();
+        for t in &items {
+            frame.clear();
+            cells.push(self.store.copy_in(t, &mut frame));
+        }
+        Ok(self.store.new_partial_list(&cells, tail))
+    }
+
     /// Drops the bags from number `n` on.
     pub(crate) fn bags_truncate(&mut self, n: usize) {
         for b in self.bags.drain(n.min(self.bags.len())..) {
@@ -804,14 +819,7 @@ impl Machine {
                     let (bag, result, tail) = (*bag, *result, *tail);
                     self.choices.pop();
                     self.store.hb = self.choices.last().map_or(0, |c| c.heap);
-                    let items = self.bag_take(bag);
-                    let mut cells = Vec::with_capacity(items.len());
-                    let mut frame = Vec::new();
-                    for t in &items {
-                        frame.clear();
-                        cells.push(self.store.copy_in(t, &mut frame));
-                    }
-                    let list = self.store.new_partial_list(&cells, tail);
+                    let list = self.bag_list(bag, tail)?;
                     if self.store.unify(list, result) {
                         return Ok(true);
                     }

@@ -866,16 +866,7 @@ impl Machine {
                     let (bag, result, tail) = (*bag, *result, *tail);
                     let c = cont(self);
                     self.pop_choice();
-                    let items = self.bag_take(bag);
-                    let cells: usize = items.iter().map(|t| t.cells.len()).sum();
-                    self.check_memory(cells * std::mem::size_of::<Cell>())?;
-                    let mut cells = Vec::with_capacity(items.len());
-                    let mut frame = Vec::new();
-                    for t in &items {
-                        frame.clear();
-                        cells.push(self.store.copy_in(t, &mut frame));
-                    }
-                    let list = self.store.new_partial_list(&cells, tail);
+                    let list = self.bag_list(bag, tail)?;
                     if self.store.unify(list, result) {
                         return Ok(Some(c));
                     }
