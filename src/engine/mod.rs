@@ -29,6 +29,13 @@ use std::rc::Rc;
 
 const PRELUDE: &str = include_str!("prelude.pl");
 
+/// The library, parsed once per process (every engine, on every thread,
+/// loads it).
+fn prelude() -> &'static syntax::Program {
+    static PROGRAM: std::sync::OnceLock<syntax::Program> = std::sync::OnceLock::new();
+    PROGRAM.get_or_init(|| syntax::parse_program(PRELUDE))
+}
+
 /// A logic-programming engine with its database.
 pub struct Engine {
     pub(crate) m: Machine,
@@ -118,7 +125,7 @@ impl Engine {
     /// A new engine with the library loaded.
     pub fn new() -> Engine {
         let mut e = Engine { m: Machine::new() };
-        let report = e.load_text("prelude", PRELUDE, true);
+        let report = e.load_program("prelude", prelude(), true);
         debug_assert!(!report.has_errors(), "prelude: {:?}", report.diagnostics);
         e
     }
@@ -162,12 +169,11 @@ impl Engine {
     /// Loads a program. Syntax errors do not stop the rest of the file from
     /// loading; every problem is reported.
     pub fn load(&mut self, name: &str, src: &str) -> LoadReport {
-        self.load_text(name, src, false)
+        self.load_program(name, &syntax::parse_program(src), false)
     }
 
-    fn load_text(&mut self, name: &str, src: &str, library: bool) -> LoadReport {
-        let program = syntax::parse_program(src);
-        let mut report = LoadReport { diagnostics: program.errors };
+    fn load_program(&mut self, name: &str, program: &syntax::Program, library: bool) -> LoadReport {
+        let mut report = LoadReport { diagnostics: program.errors.clone() };
         let file: Rc<str> = Rc::from(name);
         self.m.loading = Some(file.clone());
         let mut last_key: Option<(atoms::Atom, u32)> = None;
