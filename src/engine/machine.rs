@@ -326,19 +326,19 @@ impl Machine {
 
     /// Resets the stacks to run `goal` from scratch.
     pub fn start(&mut self, goal: Cell) {
-        if self.vm_on {
-            return self.vm_start(goal);
-        }
         self.choices.clear();
         self.store.hb = 0;
         self.bags_truncate(0);
         self.pending = None;
+        self.steps = 0;
+        self.deadline = self.limits.timeout.map(|d| Instant::now() + d);
+        if self.vm_on {
+            return self.vm_start(goal);
+        }
         let base = self.store.heap.len();
         self.store.heap.push(goal);
         self.cont = Some(Rc::new(Node { base: Mut::new(base), len: 1, barrier: 0, next: None, next_pos: 0 }));
         self.pos = 0;
-        self.steps = 0;
-        self.deadline = self.limits.timeout.map(|d| Instant::now() + d);
     }
 
     /// Looks for the next answer: `Ok(true)` when one is found (bindings

@@ -78,7 +78,6 @@ pub enum Instr {
     GetValX(u32, u32),
     GetValY(u32, u32),
     GetConst(Cell, u32),
-    GetTerm(Box<Tm>, u32),
     /// A list cell or a structure in an argument: its arguments follow as
     /// `Unify*` instructions, in read mode on an existing term, in write
     /// mode on a new one.
@@ -99,7 +98,6 @@ pub enum Instr {
     PutValY(u32, u32),
     PutVoid(u32),
     PutConst(Cell, u32),
-    PutTerm(Box<Tm>, u32),
     InitY(u32),
     /// A user predicate by number (`NO_PRED` when it did not exist when
     /// the clause was compiled: then by name), its name and arity.

@@ -7,20 +7,14 @@ use crate::engine::atoms::{Atom, atom};
 use crate::engine::db::{Candidates, ClauseCode, Entry, Key};
 use crate::engine::machine::{Alt, Choice, Control, Exc, Machine, Res};
 use crate::engine::term::Cell;
-use std::time::Instant;
 
 /// What to do next: continue at some code, fail (`Ok(None)`), or raise.
 type Go = Result<Option<Cont>, Exc>;
 
 impl Machine {
-    /// Resets the stacks to run `goal` from scratch on the register machine.
+    /// Resets the register machine's stacks to run `goal` (after
+    /// `Machine::start` reset what both solvers share).
     pub(crate) fn vm_start(&mut self, goal: Cell) {
-        self.choices.clear();
-        self.store.hb = 0;
-        self.bags_truncate(0);
-        self.pending = None;
-        self.steps = 0;
-        self.deadline = self.limits.timeout.map(|d| Instant::now() + d);
         let vm = &mut self.vm;
         vm.envs.clear();
         vm.ys.clear();
@@ -93,13 +87,6 @@ impl Machine {
                             continue 'outer;
                         }
                     }
-                    Instr::GetTerm(ref t, a) => {
-                        let v = self.vm.x[a as usize];
-                        if !self.get_term(t, v) {
-                            go = Ok(None);
-                            continue 'outer;
-                        }
-                    }
                     Instr::GetList(a) => match self.store.deref(self.vm.x[a as usize]) {
                         Cell::Lst(p) => {
                             s = p;
@@ -149,29 +136,15 @@ impl Machine {
                         wr = true;
                     }
                     Instr::UnifyVarX(x) => {
-                        self.vm.x[x as usize] = if wr {
-                            self.store.heap[s] = Cell::Ref(s);
-                            Cell::Ref(s)
-                        } else {
-                            self.store.heap[s]
-                        };
+                        self.vm.x[x as usize] = self.arg_var(wr, s);
                         s += 1;
                     }
                     Instr::UnifyVarY(y) => {
-                        let v = if wr {
-                            self.store.heap[s] = Cell::Ref(s);
-                            Cell::Ref(s)
-                        } else {
-                            self.store.heap[s]
-                        };
-                        *self.y(y) = v;
+                        *self.y(y) = self.arg_var(wr, s);
                         s += 1;
                     }
                     Instr::UnifyValX(x) => {
-                        let v = self.vm.x[x as usize];
-                        if wr {
-                            self.store.heap[s] = v;
-                        } else if !self.store.unify(v, self.store.heap[s]) {
+                        if !self.arg_val(self.vm.x[x as usize], wr, s) {
                             go = Ok(None);
                             continue 'outer;
                         }
@@ -179,9 +152,7 @@ impl Machine {
                     }
                     Instr::UnifyValY(y) => {
                         let v = *self.y(y);
-                        if wr {
-                            self.store.heap[s] = v;
-                        } else if !self.store.unify(v, self.store.heap[s]) {
+                        if !self.arg_val(v, wr, s) {
                             go = Ok(None);
                             continue 'outer;
                         }
@@ -226,10 +197,6 @@ impl Machine {
                     Instr::PutValY(y, a) => self.vm.x[a as usize] = *self.y(y),
                     Instr::PutVoid(a) => self.vm.x[a as usize] = self.store.new_var(),
                     Instr::PutConst(c, a) => self.vm.x[a as usize] = c,
-                    Instr::PutTerm(ref t, a) => {
-                        let v = self.build_tm(t, 0, t.cells.len());
-                        self.vm.x[a as usize] = v;
-                    }
                     Instr::InitY(y) => {
                         let v = self.store.new_var();
                         *self.y(y) = v;
@@ -478,6 +445,30 @@ impl Machine {
                 let l = self.eval_int(&a.lhs)?;
                 Some((l.cmp(&r) == ord) != a.negate)
             }
+        }
+    }
+
+    /// `Unify*` on argument cell `s` of the structure being read or
+    /// written: a variable's first occurrence takes the cell (a new
+    /// variable in write mode)...
+    #[inline(always)]
+    fn arg_var(&mut self, wr: bool, s: usize) -> Cell {
+        if wr {
+            self.store.heap[s] = Cell::Ref(s);
+            Cell::Ref(s)
+        } else {
+            self.store.heap[s]
+        }
+    }
+
+    /// ...and a later occurrence is stored (write mode) or unified.
+    #[inline(always)]
+    fn arg_val(&mut self, v: Cell, wr: bool, s: usize) -> bool {
+        if wr {
+            self.store.heap[s] = v;
+            true
+        } else {
+            self.store.unify(v, self.store.heap[s])
         }
     }
 
