@@ -338,15 +338,7 @@ impl Cg<'_> {
                     (Loc::Y(s), false) => drop(self.emit(Instr::GetValY(s, a))),
                 }
             }
-            Cell::Lst(p) => {
-                self.emit(Instr::GetList(a));
-                self.unify_args(p, 2);
-            }
-            Cell::Str(p) => {
-                let Cell::Fun(f, n) = self.cells[p] else { unreachable!("Str points at Fun") };
-                self.emit(Instr::GetStruct(f, n, a));
-                self.unify_args(p + 1, n as usize);
-            }
+            Cell::Lst(_) | Cell::Str(_) => self.compound_arg(c, a, false),
             other => drop(self.emit(Instr::GetConst(other, a))),
         }
     }
@@ -364,17 +356,28 @@ impl Cg<'_> {
                     (Loc::Y(s), false) => drop(self.emit(Instr::PutValY(s, a))),
                 }
             }
+            Cell::Lst(_) | Cell::Str(_) => self.compound_arg(c, a, true),
+            other => drop(self.emit(Instr::PutConst(other, a))),
+        }
+    }
+
+    /// The compound at cell `c` in argument register `a`: `GetList` or
+    /// `GetStruct` (`PutList` or `PutStruct` when `put`), then its
+    /// arguments.
+    fn compound_arg(&mut self, c: usize, a: u32, put: bool) {
+        let (from, n) = match self.cells[c] {
             Cell::Lst(p) => {
-                self.emit(Instr::PutList(a));
-                self.unify_args(p, 2);
+                self.emit(if put { Instr::PutList(a) } else { Instr::GetList(a) });
+                (p, 2)
             }
             Cell::Str(p) => {
                 let Cell::Fun(f, n) = self.cells[p] else { unreachable!("Str points at Fun") };
-                self.emit(Instr::PutStruct(f, n, a));
-                self.unify_args(p + 1, n as usize);
+                self.emit(if put { Instr::PutStruct(f, n, a) } else { Instr::GetStruct(f, n, a) });
+                (p + 1, n as usize)
             }
-            other => drop(self.emit(Instr::PutConst(other, a))),
-        }
+            _ => unreachable!("a compound argument"),
+        };
+        self.unify_args(from, n);
     }
 
     /// The arguments of a list cell or structure (at `from`, `n` cells) as

@@ -93,10 +93,9 @@ impl Machine {
                             wr = false;
                         }
                         Cell::Ref(r) => {
-                            s = self.store.heap.len();
-                            self.store.heap.extend_from_slice(&[Cell::Int(0); 2]);
-                            self.store.bind(r, Cell::Lst(s));
-                            wr = true;
+                            let (t, first) = self.new_compound(None);
+                            self.store.bind(r, t);
+                            (s, wr) = (first, true);
                         }
                         _ => {
                             go = Ok(None);
@@ -109,12 +108,9 @@ impl Machine {
                             wr = false;
                         }
                         Cell::Ref(r) => {
-                            let h = self.store.heap.len();
-                            self.store.heap.push(Cell::Fun(f, n));
-                            self.store.heap.resize(h + 1 + n as usize, Cell::Int(0));
-                            self.store.bind(r, Cell::Str(h));
-                            s = h + 1;
-                            wr = true;
+                            let (t, first) = self.new_compound(Some((f, n)));
+                            self.store.bind(r, t);
+                            (s, wr) = (first, true);
                         }
                         _ => {
                             go = Ok(None);
@@ -122,18 +118,14 @@ impl Machine {
                         }
                     },
                     Instr::PutList(a) => {
-                        s = self.store.heap.len();
-                        self.store.heap.extend_from_slice(&[Cell::Int(0); 2]);
-                        self.vm.x[a as usize] = Cell::Lst(s);
-                        wr = true;
+                        let (t, first) = self.new_compound(None);
+                        self.vm.x[a as usize] = t;
+                        (s, wr) = (first, true);
                     }
                     Instr::PutStruct(f, n, a) => {
-                        let h = self.store.heap.len();
-                        self.store.heap.push(Cell::Fun(f, n));
-                        self.store.heap.resize(h + 1 + n as usize, Cell::Int(0));
-                        self.vm.x[a as usize] = Cell::Str(h);
-                        s = h + 1;
-                        wr = true;
+                        let (t, first) = self.new_compound(Some((f, n)));
+                        self.vm.x[a as usize] = t;
+                        (s, wr) = (first, true);
                     }
                     Instr::UnifyVarX(x) => {
                         self.vm.x[x as usize] = self.arg_var(wr, s);
@@ -444,6 +436,26 @@ impl Machine {
             Some(ord) => {
                 let l = self.eval_int(&a.lhs)?;
                 Some((l.cmp(&r) == ord) != a.negate)
+            }
+        }
+    }
+
+    /// A new list cell (`None`) or structure `f/n` whose argument cells the
+    /// `Unify*` instructions that follow fill: the term and its first
+    /// argument cell.
+    #[inline(always)]
+    fn new_compound(&mut self, fun: Option<(Atom, u32)>) -> (Cell, usize) {
+        let heap = &mut self.store.heap;
+        let h = heap.len();
+        match fun {
+            None => {
+                heap.extend_from_slice(&[Cell::Int(0); 2]);
+                (Cell::Lst(h), h)
+            }
+            Some((f, n)) => {
+                heap.push(Cell::Fun(f, n));
+                heap.resize(h + 1 + n as usize, Cell::Int(0));
+                (Cell::Str(h), h + 1)
             }
         }
     }
