@@ -158,7 +158,8 @@ pub struct Machine {
     spare: Vec<Rc<Node>>,
     pub(crate) pending: Option<(Cell, usize)>,
     frame: Vec<Option<Cell>>,
-    hwork: Vec<(usize, Cell)>,
+    /// Scratch stack of head unification (both solvers).
+    pub(crate) hwork: Vec<(usize, Cell)>,
     pub bags: Vec<Vec<Tmpl>>,
     /// Cells held in `bags`, with each solution's allocation counted as
     /// `BAG_ENTRY` cells more.
@@ -187,7 +188,6 @@ pub struct Machine {
     pub vm: super::vm::Vm,
     pub vm_on: bool,
     pub(crate) vm_goal: Option<Cell>,
-    pub(crate) hwork_vm: Vec<(usize, Cell)>,
 }
 
 impl Machine {
@@ -221,7 +221,6 @@ impl Machine {
             vm: super::vm::Vm::default(),
             vm_on: std::env::var("TABULA_ENGINE").map_or(true, |v| v != "term"),
             vm_goal: None,
-            hwork_vm: Vec::new(),
         };
         use Control::*;
         let controls: &[(&str, u32, Control)] = &[

@@ -1009,7 +1009,7 @@ impl Machine {
     /// there, building where it meets an unbound variable.
     fn get_term(&mut self, t: &Tm, v: Cell) -> bool {
         let v = self.store.deref(v);
-        let mut work = std::mem::take(&mut self.hwork_vm);
+        let mut work = std::mem::take(&mut self.hwork);
         work.clear();
         let ok = 'unify: {
             match v {
@@ -1088,7 +1088,7 @@ impl Machine {
             }
             true
         };
-        self.hwork_vm = work;
+        self.hwork = work;
         ok
     }
 
