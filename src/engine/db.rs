@@ -2,7 +2,7 @@
 //! (templates copied on call) and first-argument indexes.
 
 use super::atoms::Atom;
-use super::term::{Cell, Tmpl};
+use super::term::{Cell, Store, Tmpl};
 use crate::syntax::Span;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -59,6 +59,16 @@ pub struct ClauseCode {
     pub vm: std::cell::OnceCell<super::vm::Code>,
 }
 
+impl ClauseCode {
+    /// The indexing key of head argument `k` (`None`: a variable).
+    pub fn arg_key(&self, k: usize) -> Option<Key> {
+        match self.tmpl.cells[2] {
+            Cell::Str(p) => Key::of(self.tmpl.cells[p + 1 + k], &self.tmpl.cells),
+            _ => None,
+        }
+    }
+}
+
 /// The first-argument indexing key of a term.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Key {
@@ -109,27 +119,36 @@ pub struct Index {
 }
 
 impl Index {
-    fn build(clauses: &[Rc<ClauseCode>]) -> Index {
-        let all: Candidates = (0..clauses.len() as u32).collect();
+    /// The index of the clauses whose keys (at one argument) are `keys`.
+    fn build(keys: &[Option<Key>]) -> Index {
+        let all: Candidates = (0..keys.len() as u32).collect();
         let mut few: Vec<(Key, Candidates)> = Vec::new();
-        for k in clauses.iter().filter_map(|c| c.key) {
+        for k in keys.iter().filter_map(|&k| k) {
             if few.iter().any(|(x, _)| *x == k) {
                 continue;
             }
-            let list: Candidates = clauses
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.key.is_none() || c.key == Some(k))
-                .map(|(i, _)| i as u32)
-                .collect();
+            let list: Candidates =
+                keys.iter().enumerate().filter(|(_, c)| c.is_none() || **c == Some(k)).map(|(i, _)| i as u32).collect();
             few.push((k, list));
         }
         let var_only: Candidates =
-            clauses.iter().enumerate().filter(|(_, c)| c.key.is_none()).map(|(i, _)| i as u32).collect();
+            keys.iter().enumerate().filter(|(_, c)| c.is_none()).map(|(i, _)| i as u32).collect();
         let find = |k: Key| few.iter().find(|(x, _)| *x == k).map_or_else(|| var_only.clone(), |(_, c)| c.clone());
         let (nil, lst) = (find(Key::Atom(super::atoms::atom::NIL)), find(Key::Lst));
         let many = if few.len() > 8 { few.drain(..).collect() } else { FastMap::default() };
         Index { few, many, var_only, all, nil, lst }
+    }
+
+    /// The clauses to try for a dereferenced first argument: the same as
+    /// `select(Key::of(c))`, with the commonest cases first.
+    #[inline(always)]
+    pub fn select_cell(&self, c: Cell, heap: &[Cell]) -> &Candidates {
+        match c {
+            Cell::Ref(_) => &self.all,
+            Cell::Lst(_) => &self.lst,
+            Cell::Atom(super::atoms::atom::NIL) => &self.nil,
+            _ => self.select(Key::of(c, heap)),
+        }
     }
 
     /// The clauses to try for a first argument with this key.
@@ -163,6 +182,21 @@ pub struct Pred {
     /// by name again.
     pub abolished: bool,
     index: Option<Index>,
+    /// Indexes on the other arguments (`args[k]` for argument `k + 1`),
+    /// each built the first time a call has that argument bound and its
+    /// first argument tells fewer clauses apart.
+    args: Vec<ArgIndex>,
+    /// Bit `k`: argument `k` (below 64) may have a useful index.
+    maybe: u64,
+}
+
+/// An index on an argument other than the first.
+#[derive(Debug)]
+enum ArgIndex {
+    Unbuilt,
+    /// The clauses have fewer than two keys there: it tells nothing.
+    Useless,
+    Built(Index),
 }
 
 impl Pred {
@@ -175,6 +209,8 @@ impl Pred {
             library: false,
             abolished: false,
             index: None,
+            args: Vec::new(),
+            maybe: 0,
         }
     }
 
@@ -183,11 +219,78 @@ impl Pred {
     /// after a change).
     #[inline]
     pub fn candidates(&mut self, key: Option<Key>) -> (&Candidates, &Rc<Vec<Rc<ClauseCode>>>) {
-        if self.index.is_none() {
-            self.index = Some(Index::build(&self.clauses));
-        }
+        self.first_index();
         let index = self.index.as_ref().expect("just built");
         (index.select(key), &self.clauses)
+    }
+
+    fn first_index(&mut self) -> &Index {
+        self.index.get_or_insert_with(|| {
+            let keys: Vec<Option<Key>> = self.clauses.iter().map(|c| c.key).collect();
+            Index::build(&keys)
+        })
+    }
+
+    /// The clauses that may match a call with these arguments: by the
+    /// first argument, or, when that leaves more than one clause, by the
+    /// bound argument that leaves the fewest (as SWI-Prolog's just-in-time
+    /// indexes do). The candidates keep clause order, so the logical
+    /// update view is kept.
+    pub fn select_args(&mut self, args: &[Cell], store: &Store) -> (Candidates, &Rc<Vec<Rc<ClauseCode>>>) {
+        let first = match args.first() {
+            Some(&a) => self.first_index().select_cell(store.deref(a), &store.heap).clone(),
+            None => self.first_index().select(None).clone(),
+        };
+        let mut best = first;
+        if best.len() > 1 && args.len() > 1 {
+            if self.args.len() != args.len() - 1 {
+                self.args = (1..args.len()).map(|_| ArgIndex::Unbuilt).collect();
+                self.maybe = (1..args.len().min(64)).fold(0, |m, k| m | 1 << k);
+            }
+            // Only the arguments that may tell clauses apart.
+            let mut maybe = self.maybe;
+            while maybe != 0 {
+                let k = maybe.trailing_zeros() as usize;
+                maybe &= maybe - 1;
+                let a = store.deref(args[k]);
+                if let Cell::Ref(_) = a {
+                    continue;
+                }
+                if let ArgIndex::Unbuilt = self.args[k - 1] {
+                    let keys: Vec<Option<Key>> = self.clauses.iter().map(|c| c.arg_key(k)).collect();
+                    let distinct = keys.iter().flatten().collect::<std::collections::HashSet<_>>().len();
+                    self.args[k - 1] = if distinct >= 2 {
+                        ArgIndex::Built(Index::build(&keys))
+                    } else {
+                        self.maybe &= !(1 << k);
+                        ArgIndex::Useless
+                    };
+                }
+                if let ArgIndex::Built(index) = &self.args[k - 1] {
+                    let c = index.select_cell(a, &store.heap);
+                    if c.len() < best.len() {
+                        best = c.clone();
+                        if best.len() <= 1 {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        (best, &self.clauses)
+    }
+
+    /// Whether a call may find fewer candidates through an index on an
+    /// argument other than the first (see `select_args`).
+    #[inline]
+    pub fn other_indexes(&self) -> bool {
+        self.maybe != 0 || self.args.is_empty()
+    }
+
+    /// The index, when it is built.
+    #[inline]
+    pub fn built_index(&self) -> Option<&Index> {
+        self.index.as_ref()
     }
 
     pub fn add(&mut self, c: ClauseCode, front: bool) {
@@ -198,6 +301,7 @@ impl Pred {
             v.push(Rc::new(c));
         }
         self.index = None;
+        self.args.clear();
     }
 
     /// Removes the clause that is `c` (by identity).
@@ -207,12 +311,14 @@ impl Pred {
         };
         Rc::make_mut(&mut self.clauses).remove(i);
         self.index = None;
+        self.args.clear();
         true
     }
 
     pub fn clear(&mut self) {
         self.clauses = Rc::new(Vec::new());
         self.index = None;
+        self.args.clear();
     }
 }
 

@@ -183,7 +183,6 @@ pub fn compile(db: &Db, cells: &[Cell], nvars: usize, body_start: usize, body_le
     }
 
     // Registers: arguments first, then temporaries; permanent slots.
-    let mut nx = info.max_arity.max(1);
     let mut ny = 0u32;
     let mut loc: Vec<Loc> = (0..nvars)
         .map(|k| {
@@ -193,25 +192,18 @@ pub fn compile(db: &Db, cells: &[Cell], nvars: usize, body_start: usize, body_le
                 ny += 1;
                 Loc::Y(ny - 1)
             } else {
-                nx += 1;
-                Loc::X(nx - 1)
+                Loc::X(u32::MAX)
             }
         })
         .collect();
-    // A variable passed from head argument i straight to argument i of a
-    // first goal that is a call stays in its argument register.
-    if let Some(&g0) = goals.first()
-        && kind(db, cells, g0, 0) == Kind::User
-    {
-        let (_, args0) = parts(cells, g0);
-        for (i, (&h, &b)) in head_args.iter().zip(args0.iter()).enumerate() {
-            if let (Cell::Ref(k), Cell::Ref(k2)) = (cells[h], cells[b])
-                && k == k2
-                && info.occ[k] == 2
-                && matches!(loc[k], Loc::X(_))
-            {
-                loc[k] = Loc::X(i as u32);
-            }
+    let mut nx = info.max_arity.max(1);
+    let homes = arg_homes(db, cells, &head_args, &goals, &loc, nx);
+    for (k, l) in loc.iter_mut().enumerate() {
+        if *l == Loc::X(u32::MAX) {
+            *l = Loc::X(homes[k].unwrap_or_else(|| {
+                nx += 1;
+                nx - 1
+            }));
         }
     }
     let env = info.has_ctrl || ny > 0 || calls_before_last;
@@ -233,6 +225,80 @@ pub fn compile(db: &Db, cells: &[Cell], nvars: usize, body_start: usize, body_le
         cg.out[0] = Instr::Allocate(cg.ny);
     }
     (cg.out, nx)
+}
+
+/// Argument registers that temporaries can live in, saving moves: a
+/// temporary passed as argument `j` of the first call lives in `Xj` (its
+/// put is then nothing), else one first met as head argument `a` lives in
+/// `Xa` (its get is nothing). A register is given only where nothing else
+/// needs it while the variable lives there: the head has read it before the
+/// variable's first occurrence, the builtins before the call leave it
+/// alone, and the call's arguments are put into it only after the
+/// variable's last use there (or it is that very argument).
+fn arg_homes(db: &Db, cells: &[Cell], head_args: &[usize], goals: &[usize], loc: &[Loc], nx: u32) -> Vec<Option<u32>> {
+    let nvars = loc.len();
+    // Where each variable first occurs in the head (arity: not there),
+    // and whether at the top of that argument.
+    let mut first_arg = vec![head_args.len(); nvars];
+    let mut top_head = vec![None; nvars];
+    let mut vs = Vec::new();
+    for (a, &h) in head_args.iter().enumerate() {
+        if let Cell::Ref(k) = cells[h]
+            && first_arg[k] == head_args.len()
+        {
+            top_head[k] = Some(a as u32);
+        }
+        vs.clear();
+        vars_of(cells, h, &mut vs);
+        for &k in &vs {
+            first_arg[k] = first_arg[k].min(a);
+        }
+    }
+    // The goals of the first chunk: builtins, then the call (if any).
+    let mut pre_arity = 0;
+    let mut call_args = Vec::new();
+    for &g in goals {
+        let k = kind(db, cells, g, 0);
+        if is_inline_control(k) {
+            break;
+        }
+        let (_, args) = parts(cells, g);
+        if is_call(k) {
+            call_args = args;
+            break;
+        }
+        pre_arity = pre_arity.max(args.len());
+    }
+    // The last call argument each variable occurs in.
+    let mut last_arg = vec![None; nvars];
+    for (j, &c) in call_args.iter().enumerate() {
+        vs.clear();
+        vars_of(cells, c, &mut vs);
+        for &k in &vs {
+            last_arg[k] = Some(j);
+        }
+    }
+    let mut taken = vec![false; nx as usize];
+    let fits = |k: usize, r: usize, taken: &[bool]| {
+        r < taken.len()
+            && !taken[r]
+            && r >= pre_arity
+            && (r >= head_args.len() || first_arg[k] >= r)
+            && (r >= call_args.len() || cells[call_args[r]] == Cell::Ref(k) || last_arg[k].is_none_or(|j| j < r))
+    };
+    let mut homes = vec![None; nvars];
+    for k in 0..nvars {
+        if loc[k] != Loc::X(u32::MAX) {
+            continue;
+        }
+        let at_call = call_args.iter().position(|&c| cells[c] == Cell::Ref(k));
+        let home = [at_call, top_head[k].map(|a| a as usize)].into_iter().flatten().find(|&r| fits(k, r, &taken));
+        if let Some(r) = home {
+            taken[r] = true;
+            homes[k] = Some(r as u32);
+        }
+    }
+    homes
 }
 
 fn note(info: &mut Info, vs: &[usize], chunk: u32, ctrl: bool) {
@@ -690,6 +756,21 @@ mod tests {
         let c = code_of("app([H|T], L, [H|R]) :- app(T, L, R).", "app", 3);
         assert!(!c.contains("Allocate"), "{c}");
         assert!(c.contains("Execute"), "{c}");
+    }
+
+    #[test]
+    fn temporaries_live_in_the_argument_registers_they_are_passed_in() {
+        // T goes straight to X0 and R to X2: no moves before the call.
+        let c = code_of("app([H|T], L, [H|R]) :- app(T, L, R).", "app", 3);
+        let (moves, call) = c.split_once(", Execute(").unwrap();
+        assert_eq!(moves, "[GetList(0), UnifyVarX(3), UnifyVarX(0), GetList(2), UnifyValX(3), UnifyVarX(2)");
+        assert!(call.ends_with(", 3)]"), "{c}");
+        // A fact compares its arguments in place.
+        let c = code_of("same(X, X).", "same", 2);
+        assert_eq!(c, "[GetValX(0, 1), Proceed]");
+        // Crossing arguments: one of the two must move out of the way.
+        let c = code_of("swap(X, Y) :- q(Y, X).\nq(_, _).", "swap", 2);
+        assert_eq!(c.matches("Get").count() + c.matches("Put").count(), 3, "{c}");
     }
 
     #[test]

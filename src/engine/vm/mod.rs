@@ -6,6 +6,7 @@ pub mod compile;
 mod run;
 
 use super::atoms::Atom;
+use super::db::{ClauseCode, FastMap};
 use super::machine::Control;
 use super::term::Cell;
 use std::rc::Rc;
@@ -201,7 +202,18 @@ pub struct Vm {
     pub catch_code: Code,
     pub restore_code: Code,
     pub fail_code: Code,
+    /// Goals with control constructs given to `call/N`, compiled once per
+    /// shape (see `Machine::meta_clause`).
+    pub meta_cache: FastMap<Box<[Shape]>, Rc<ClauseCode>>,
 }
+
+/// One node of a meta-called goal's shape, in prefix order: a control
+/// construct (`,`, `;`, `->`, `*->`, `\+`) or a goal with its arity.
+pub type Shape = (Atom, u32, bool);
+
+/// Shapes kept at most: a program that builds goals without end does not
+/// grow the cache without end.
+pub const META_CACHE_MAX: usize = 4096;
 
 impl Default for Vm {
     fn default() -> Self {
@@ -223,6 +235,7 @@ impl Default for Vm {
             catch_code: code(vec![Instr::ExitCatch, Instr::Deallocate, Instr::Proceed]),
             restore_code: code(vec![Instr::Restore]),
             fail_code: code(vec![Instr::Fail]),
+            meta_cache: FastMap::default(),
         }
     }
 }

@@ -2,11 +2,14 @@
 //! exceptions, `findall/3` and `catch/3`, and the meta-call.
 
 use super::compile::compile;
-use super::{AOp, ASTACK, Arith, Code, Cont, Env, FIRST, INDEX, Instr, NO_PRED, PERM, Tm, VOID, VmSave};
+use super::{
+    AOp, ASTACK, Arith, Code, Cont, Env, FIRST, INDEX, Instr, META_CACHE_MAX, NO_PRED, PERM, Shape, Tm, VOID, VmSave,
+};
 use crate::engine::atoms::{Atom, atom};
-use crate::engine::db::{Candidates, ClauseCode, Entry, Key};
+use crate::engine::db::{ClauseCode, Entry};
 use crate::engine::machine::{Alt, Choice, Control, Exc, Machine, Res};
 use crate::engine::term::Cell;
+use std::rc::Rc;
 
 /// What to do next: continue at some code, fail (`Ok(None)`), or raise.
 type Go = Result<Option<Cont>, Exc>;
@@ -204,6 +207,11 @@ impl Machine {
                     }
                     Instr::Call(i, f, n) => {
                         self.vm.cp = Cont { code: code.clone(), pc: pc as u32 };
+                        if let Some(c) = self.fast_call(i, n) {
+                            code = c;
+                            pc = 0;
+                            continue;
+                        }
                         match self.vm_call(i, f, n) {
                             Ok(Some(c)) => {
                                 code = c.code;
@@ -215,16 +223,23 @@ impl Machine {
                             }
                         }
                     }
-                    Instr::Execute(i, f, n) => match self.vm_call(i, f, n) {
-                        Ok(Some(c)) => {
-                            code = c.code;
-                            pc = c.pc as usize;
+                    Instr::Execute(i, f, n) => {
+                        if let Some(c) = self.fast_call(i, n) {
+                            code = c;
+                            pc = 0;
+                            continue;
                         }
-                        other => {
-                            go = other;
-                            continue 'outer;
+                        match self.vm_call(i, f, n) {
+                            Ok(Some(c)) => {
+                                code = c.code;
+                                pc = c.pc as usize;
+                            }
+                            other => {
+                                go = other;
+                                continue 'outer;
+                            }
                         }
-                    },
+                    }
                     Instr::CallBuiltin(b, n, live) => {
                         self.vm.cont = Cont { code: code.clone(), pc: pc as u32 };
                         self.vm.live = live;
@@ -587,6 +602,60 @@ impl Machine {
         Cont { code: compiled(&self.db, clause, &mut self.vm.x).clone(), pc: 0 }
     }
 
+    /// The common case of a call (CP is set), without leaving the run
+    /// loop: a known predicate whose clauses are compiled and indexed, and
+    /// no limit or garbage collection to see to (`None`: `vm_call` then
+    /// does everything).
+    #[inline(always)]
+    fn fast_call(&mut self, i: u32, n: u32) -> Option<Code> {
+        let steps = self.steps + 1;
+        let heap = self.store.heap.len();
+        if i == NO_PRED
+            || steps & 0xfff == 0
+            || self.limits.max_steps.is_some_and(|m| steps > m)
+            || heap > self.gc_at
+            || heap * std::mem::size_of::<Cell>() > self.limits.max_memory
+        {
+            return None;
+        }
+        let p = &self.db.preds[i as usize];
+        if p.abolished {
+            return None;
+        }
+        if p.clauses.len() == 1 {
+            let code = p.clauses[0].vm.get()?.clone();
+            self.steps = steps;
+            self.vm.b0 = self.choices.len() as u32;
+            return Some(code);
+        }
+        let index = p.built_index()?;
+        let cands = if n == 0 {
+            index.select(None)
+        } else {
+            index.select_cell(self.store.deref(self.vm.x[0]), &self.store.heap)
+        };
+        match **cands {
+            [] => None,
+            [c] => {
+                let code = p.clauses[c as usize].vm.get()?.clone();
+                self.steps = steps;
+                self.vm.b0 = self.choices.len() as u32;
+                Some(code)
+            }
+            // Another argument may choose better: `vm_call` sees to it.
+            _ if n > 1 && p.other_indexes() => None,
+            [c, ..] => {
+                let code = p.clauses[c as usize].vm.get()?.clone();
+                let (clauses, cands) = (p.clauses.clone(), cands.clone());
+                self.steps = steps;
+                self.vm.b0 = self.choices.len() as u32;
+                let done = Cont { code: self.vm.fail_code.clone(), pc: 0 };
+                self.vm_push_choice(Alt::VmClauses { clauses, cands, next: 1 }, done, n);
+                Some(code)
+            }
+        }
+    }
+
     /// Calls predicate number `i` (or `f/n` by name) with its arguments in
     /// the registers (CP is set).
     #[inline]
@@ -618,8 +687,7 @@ impl Machine {
             let code = compiled(&self.db, clause, &mut self.vm.x).clone();
             return Ok(Some(Cont { code, pc: 0 }));
         }
-        let key = if n > 0 { Key::of(self.store.deref(self.vm.x[0]), &self.store.heap) } else { None };
-        let (cands, clauses) = self.db.preds[i].candidates(key);
+        let (cands, clauses) = self.db.preds[i].select_args(&self.vm.x[..n as usize], &self.store);
         match cands.len() {
             0 => Ok(None),
             1 => {
@@ -629,7 +697,7 @@ impl Machine {
                 Ok(Some(Cont { code, pc: 0 }))
             }
             _ => {
-                let (cands, clauses): (Candidates, _) = (cands.clone(), clauses.clone());
+                let clauses = clauses.clone();
                 let clause = clauses[cands[0] as usize].clone();
                 let done = Cont { code: self.vm.fail_code.clone(), pc: 0 };
                 self.vm_push_choice(Alt::VmClauses { clauses, cands, next: 1 }, done, n);
@@ -733,18 +801,40 @@ impl Machine {
     }
 
     /// Runs a goal with control constructs: it is compiled as the body of a
-    /// temporary clause whose head holds its variables.
+    /// temporary clause. The clause is made general so that one compiled
+    /// clause serves every goal of the same shape: each goal that is not a
+    /// control construct gets fresh variables as arguments, and the goal's
+    /// actual arguments are passed as the clause's head arguments
+    /// (`(member(X, L), X > 2)` runs as `'$mc'(A, B, C, D) :- member(A, B),
+    /// C > D` called with `X, L, X, 2`, so sharing is kept).
     fn meta_clause(&mut self, g: Cell) -> Go {
-        let mut vars = Vec::new();
-        let _ = self.store.copy_out(g, &mut vars);
-        let args: Vec<Cell> = vars.iter().map(|&a| Cell::Ref(a)).collect();
-        let head = self.store.new_struct(atom::MC, &args);
-        let clause = self.store.new_struct(atom::NECK, &[head, g]);
-        let c = match crate::engine::compile::compile_clause(&mut self.store, clause, None) {
-            Ok(c) => c,
-            Err(_) => {
-                self.context = (atom::CALL, 1);
-                return Err(self.type_error(atom::CALLABLE, g));
+        let mut shape = Vec::new();
+        let mut args = Vec::new();
+        let clause = if self.meta_shape(g, &mut shape, &mut args) {
+            match self.vm.meta_cache.get(shape.as_slice()) {
+                Some(c) => c.clone(),
+                None => {
+                    let c = Rc::new(self.meta_compile(g, &shape, args.len())?);
+                    if self.vm.meta_cache.len() >= META_CACHE_MAX {
+                        self.vm.meta_cache.clear();
+                    }
+                    self.vm.meta_cache.insert(shape.into(), c.clone());
+                    c
+                }
+            }
+        } else {
+            // An odd goal (a number inside, or very large): compiled as it is.
+            let mut vars = Vec::new();
+            let _ = self.store.copy_out(g, &mut vars);
+            args = vars.iter().map(|&a| Cell::Ref(a)).collect();
+            let head = self.store.new_struct(atom::MC, &args);
+            let clause = self.store.new_struct(atom::NECK, &[head, g]);
+            match crate::engine::compile::compile_clause(&mut self.store, clause, None) {
+                Ok(c) => Rc::new(c),
+                Err(_) => {
+                    self.context = (atom::CALL, 1);
+                    return Err(self.type_error(atom::CALLABLE, g));
+                }
             }
         };
         if self.vm.x.len() < args.len() {
@@ -753,7 +843,77 @@ impl Machine {
         self.vm.x[..args.len()].copy_from_slice(&args);
         self.vm.b0 = self.choices.len() as u32;
         self.steps += 1;
-        Ok(Some(self.enter(&c)))
+        Ok(Some(self.enter(&clause)))
+    }
+
+    /// The shape of goal `g` (prefix order) and the arguments of its goals
+    /// that are not control constructs; `false` for a goal whose shape is
+    /// not worth keeping (too large, or not callable somewhere).
+    fn meta_shape(&self, g: Cell, shape: &mut Vec<Shape>, args: &mut Vec<Cell>) -> bool {
+        let mut stack = vec![g];
+        while let Some(t) = stack.pop() {
+            if shape.len() > 200 || args.len() > 200 {
+                return false;
+            }
+            match self.store.deref(t) {
+                Cell::Atom(a) => shape.push((a, 0, false)),
+                Cell::Str(p) => {
+                    let Cell::Fun(f, n) = self.store.heap[p] else { unreachable!("Str points at Fun") };
+                    let control = matches!(
+                        self.db.get(f, n),
+                        Some(Entry::Control(
+                            Control::Conj | Control::Disj | Control::IfThen | Control::SoftIf | Control::Not
+                        ))
+                    );
+                    shape.push((f, n, control));
+                    let kids = &self.store.heap[p + 1..p + 1 + n as usize];
+                    if control {
+                        stack.extend(kids.iter().rev());
+                    } else {
+                        args.extend_from_slice(kids);
+                    }
+                }
+                v @ Cell::Ref(_) => {
+                    shape.push((atom::CALL, 1, false));
+                    args.push(v);
+                }
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// Compiles the general clause of a goal shape with `n` arguments.
+    fn meta_compile(&mut self, g: Cell, shape: &[Shape], n: usize) -> Result<ClauseCode, Exc> {
+        let mark = self.store.heap.len();
+        let vars: Vec<Cell> = (0..n).map(|_| self.store.new_var()).collect();
+        // Built from the last node back, so each control construct finds
+        // its parts on the stack in order.
+        let mut next = n;
+        let mut parts: Vec<Cell> = Vec::new();
+        for &(f, k, control) in shape.iter().rev() {
+            let k = k as usize;
+            let t = if control {
+                let kids: Vec<Cell> = (0..k).map(|_| parts.pop().expect("a part")).collect();
+                self.store.new_struct(f, &kids)
+            } else if k == 0 {
+                Cell::Atom(f)
+            } else {
+                next -= k;
+                self.store.new_struct(f, &vars[next..next + k])
+            };
+            parts.push(t);
+        }
+        let body = parts.pop().expect("the goal");
+        let head = self.store.new_struct(atom::MC, &vars);
+        let clause = self.store.new_struct(atom::NECK, &[head, body]);
+        let compiled = crate::engine::compile::compile_clause(&mut self.store, clause, None);
+        // Nothing refers to the general clause built here.
+        self.store.heap.truncate(mark);
+        compiled.map_err(|_| {
+            self.context = (atom::CALL, 1);
+            self.type_error(atom::CALLABLE, g)
+        })
     }
 
     /// `findall/3,4`, `catch/3`, `throw/1`, `halt/0,1` on the argument
