@@ -183,17 +183,16 @@ pub struct Pred {
     pub abolished: bool,
     index: Option<Index>,
     /// Indexes on the other arguments (`args[k]` for argument `k + 1`),
-    /// each built the first time a call has that argument bound and its
-    /// first argument tells fewer clauses apart.
+    /// built the first time the first argument leaves a call more than one
+    /// clause.
     args: Vec<ArgIndex>,
-    /// Bit `k`: argument `k` (below 64) may have a useful index.
+    /// Bit `k`: argument `k` (below 64) has a useful index.
     maybe: u64,
 }
 
 /// An index on an argument other than the first.
 #[derive(Debug)]
 enum ArgIndex {
-    Unbuilt,
     /// The clauses have fewer than two keys there: it tells nothing.
     Useless,
     Built(Index),
@@ -231,66 +230,77 @@ impl Pred {
         })
     }
 
-    /// The clauses that may match a call with these arguments: by the
+    /// The clauses that may match a call with these arguments, when the
+    /// indexes that needs are built (`None`: `build_indexes` first). By the
     /// first argument, or, when that leaves more than one clause, by the
     /// bound argument that leaves the fewest (as SWI-Prolog's just-in-time
     /// indexes do). The candidates keep clause order, so the logical
     /// update view is kept.
-    pub fn select_args(&mut self, args: &[Cell], store: &Store) -> (Candidates, &Rc<Vec<Rc<ClauseCode>>>) {
-        let first = match args.first() {
-            Some(&a) => self.first_index().select_cell(store.deref(a), &store.heap).clone(),
-            None => self.first_index().select(None).clone(),
+    #[inline(always)]
+    pub fn select(&self, args: &[Cell], store: &Store) -> Option<&Candidates> {
+        let index = self.index.as_ref()?;
+        let best = match args.first() {
+            Some(&a) => index.select_cell(store.deref(a), &store.heap),
+            None => index.select(None),
         };
-        let mut best = first;
         if best.len() > 1 && args.len() > 1 {
-            if self.args.len() != args.len() - 1 {
-                self.args = (1..args.len()).map(|_| ArgIndex::Unbuilt).collect();
-                self.maybe = (1..args.len().min(64)).fold(0, |m, k| m | 1 << k);
-            }
-            // Only the arguments that may tell clauses apart.
-            let mut maybe = self.maybe;
-            while maybe != 0 {
-                let k = maybe.trailing_zeros() as usize;
-                maybe &= maybe - 1;
-                let a = store.deref(args[k]);
-                if let Cell::Ref(_) = a {
-                    continue;
-                }
-                if let ArgIndex::Unbuilt = self.args[k - 1] {
-                    let keys: Vec<Option<Key>> = self.clauses.iter().map(|c| c.arg_key(k)).collect();
-                    let distinct = keys.iter().flatten().collect::<std::collections::HashSet<_>>().len();
-                    self.args[k - 1] = if distinct >= 2 {
-                        ArgIndex::Built(Index::build(&keys))
-                    } else {
-                        self.maybe &= !(1 << k);
-                        ArgIndex::Useless
-                    };
-                }
-                if let ArgIndex::Built(index) = &self.args[k - 1] {
-                    let c = index.select_cell(a, &store.heap);
-                    if c.len() < best.len() {
-                        best = c.clone();
-                        if best.len() <= 1 {
-                            break;
-                        }
-                    }
+            return self.select_other(best, args, store);
+        }
+        Some(best)
+    }
+
+    /// `select` when the first argument leaves more than one clause.
+    fn select_other<'a>(&'a self, first: &'a Candidates, args: &[Cell], store: &Store) -> Option<&'a Candidates> {
+        if self.args.is_empty() {
+            return None;
+        }
+        let mut best = first;
+        // Only the arguments that tell clauses apart.
+        let mut maybe = self.maybe;
+        while maybe != 0 {
+            let k = maybe.trailing_zeros() as usize;
+            maybe &= maybe - 1;
+            let a = store.deref(args[k]);
+            let (false, ArgIndex::Built(index)) = (matches!(a, Cell::Ref(_)), &self.args[k - 1]) else {
+                continue;
+            };
+            let c = index.select_cell(a, &store.heap);
+            if c.len() < best.len() {
+                best = c;
+                if best.len() <= 1 {
+                    break;
                 }
             }
         }
-        (best, &self.clauses)
+        Some(best)
     }
 
-    /// Whether a call may find fewer candidates through an index on an
-    /// argument other than the first (see `select_args`).
-    #[inline]
-    pub fn other_indexes(&self) -> bool {
-        self.maybe != 0 || self.args.is_empty()
-    }
-
-    /// The index, when it is built.
-    #[inline]
-    pub fn built_index(&self) -> Option<&Index> {
-        self.index.as_ref()
+    /// Builds the indexes `select` found missing for a call of `arity`
+    /// arguments: the first argument's, then the others' (each marked
+    /// useless where the clauses have fewer than two keys).
+    pub fn build_indexes(&mut self, arity: usize) {
+        if self.index.is_none() {
+            self.first_index();
+            return;
+        }
+        self.maybe = 0;
+        let mut args: Vec<ArgIndex> = (1..arity.max(1))
+            .map(|k| {
+                let keys: Vec<Option<Key>> = self.clauses.iter().map(|c| c.arg_key(k)).collect();
+                let distinct = keys.iter().flatten().collect::<std::collections::HashSet<_>>().len();
+                if distinct >= 2 && k < 64 {
+                    self.maybe |= 1 << k;
+                    ArgIndex::Built(Index::build(&keys))
+                } else {
+                    ArgIndex::Useless
+                }
+            })
+            .collect();
+        // Not empty once built, even with no other argument.
+        if args.is_empty() {
+            args.push(ArgIndex::Useless);
+        }
+        self.args = args;
     }
 
     pub fn add(&mut self, c: ClauseCode, front: bool) {

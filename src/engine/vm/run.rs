@@ -628,32 +628,19 @@ impl Machine {
             self.vm.b0 = self.choices.len() as u32;
             return Some(code);
         }
-        let index = p.built_index()?;
-        let cands = if n == 0 {
-            index.select(None)
-        } else {
-            index.select_cell(self.store.deref(self.vm.x[0]), &self.store.heap)
+        let cands = p.select(&self.vm.x[..n as usize], &self.store)?;
+        let code = match cands.first() {
+            Some(&c) => p.clauses[c as usize].vm.get()?.clone(),
+            None => self.vm.fail_code.clone(),
         };
-        match **cands {
-            [] => None,
-            [c] => {
-                let code = p.clauses[c as usize].vm.get()?.clone();
-                self.steps = steps;
-                self.vm.b0 = self.choices.len() as u32;
-                Some(code)
-            }
-            // Another argument may choose better: `vm_call` sees to it.
-            _ if n > 1 && p.other_indexes() => None,
-            [c, ..] => {
-                let code = p.clauses[c as usize].vm.get()?.clone();
-                let (clauses, cands) = (p.clauses.clone(), cands.clone());
-                self.steps = steps;
-                self.vm.b0 = self.choices.len() as u32;
-                let done = Cont { code: self.vm.fail_code.clone(), pc: 0 };
-                self.vm_push_choice(Alt::VmClauses { clauses, cands, next: 1 }, done, n);
-                Some(code)
-            }
+        self.steps = steps;
+        self.vm.b0 = self.choices.len() as u32;
+        if cands.len() > 1 {
+            let (clauses, cands) = (p.clauses.clone(), cands.clone());
+            let done = Cont { code: self.vm.fail_code.clone(), pc: 0 };
+            self.vm_push_choice(Alt::VmClauses { clauses, cands, next: 1 }, done, n);
         }
+        Some(code)
     }
 
     /// Calls predicate number `i` (or `f/n` by name) with its arguments in
@@ -687,7 +674,14 @@ impl Machine {
             let code = compiled(&self.db, clause, &mut self.vm.x).clone();
             return Ok(Some(Cont { code, pc: 0 }));
         }
-        let (cands, clauses) = self.db.preds[i].select_args(&self.vm.x[..n as usize], &self.store);
+        let args = &self.vm.x[..n as usize];
+        let cands = loop {
+            match self.db.preds[i].select(args, &self.store) {
+                Some(c) => break c.clone(),
+                None => self.db.preds[i].build_indexes(n as usize),
+            }
+        };
+        let clauses = &self.db.preds[i].clauses;
         match cands.len() {
             0 => Ok(None),
             1 => {
