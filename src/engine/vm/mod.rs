@@ -176,6 +176,15 @@ pub struct VmSave {
     pub env_top: u32,
 }
 
+impl Vm {
+    /// Makes frame `e` current.
+    #[inline(always)]
+    pub fn set_e(&mut self, e: u32) {
+        self.e = e;
+        self.ybase = self.envs[e as usize].ys;
+    }
+}
+
 fn code(instrs: Vec<Instr>) -> Code {
     instrs.into()
 }
@@ -187,7 +196,9 @@ pub struct Vm {
     pub envs: Vec<Env>,
     pub ys: Vec<Cell>,
     pub saved: Vec<Cell>,
+    /// The current frame (set with `set_e`), and where its Y slots start.
     pub e: u32,
+    pub ybase: u32,
     pub cp: Cont,
     pub b0: u32,
     /// Where execution continues (set around builtins so that a choice
@@ -225,6 +236,7 @@ impl Default for Vm {
             ys: Vec::new(),
             saved: Vec::new(),
             e: 0,
+            ybase: 0,
             cp: start.clone(),
             b0: 0,
             cont: start,

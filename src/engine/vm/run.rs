@@ -25,6 +25,7 @@ impl Machine {
         let done = Cont { code: vm.succeed.clone(), pc: 0 };
         vm.envs.push(Env { ce: 0, cp: done.clone(), b0: 0, ys: 0, n: 0, catch: false, ret: None });
         vm.e = 0;
+        vm.ybase = 0;
         vm.b0 = 0;
         vm.cp = done.clone();
         vm.cont = done;
@@ -203,7 +204,8 @@ impl Machine {
                     Instr::Deallocate => {
                         let env = &self.vm.envs[self.vm.e as usize];
                         self.vm.cp = env.cp.clone();
-                        self.vm.e = env.ce;
+                        let ce = env.ce;
+                        self.vm.set_e(ce);
                     }
                     Instr::Call(i, f, n) => {
                         self.vm.cp = Cont { code: code.clone(), pc: pc as u32 };
@@ -359,7 +361,8 @@ impl Machine {
                         let cont = env.cp.clone();
                         self.vm.cp = env.ret.clone().expect("a restoring frame");
                         self.vm.b0 = env.b0;
-                        self.vm.e = env.ce;
+                        let ce = env.ce;
+                        self.vm.set_e(ce);
                         self.vm.x[..n].copy_from_slice(&self.vm.ys[base..base + n]);
                         code = cont.code;
                         pc = cont.pc as usize;
@@ -376,7 +379,7 @@ impl Machine {
     /// The integer value of a compiled expression, `None` when a value is
     /// not an integer or the result is not a plain integer (overflow,
     /// division by zero): the general builtin then runs.
-    #[inline]
+    #[inline(always)]
     fn eval_int(&mut self, code: &[AOp]) -> Option<i64> {
         // The common shapes without the operand stack.
         match *code {
@@ -409,7 +412,7 @@ impl Machine {
 
     /// An operand of a compiled expression: a constant or a register
     /// holding an integer (`None` for an operator or anything else).
-    #[inline]
+    #[inline(always)]
     fn operand(&mut self, a: AOp) -> Option<i64> {
         let v = match a {
             AOp::Int(i) => return Some(i),
@@ -425,7 +428,7 @@ impl Machine {
 
     /// Runs an arithmetic fast path: `Some(success)`, or `None` to fall
     /// through to the general builtin.
-    #[inline]
+    #[inline(never)]
     fn arith(&mut self, a: &Arith) -> Option<bool> {
         let r = self.eval_int(&a.rhs)?;
         match a.cmp {
@@ -502,8 +505,7 @@ impl Machine {
     /// Slot `y` of the current environment.
     #[inline]
     fn y(&mut self, y: u32) -> &mut Cell {
-        let base = self.vm.envs[self.vm.e as usize].ys as usize;
-        &mut self.vm.ys[base + y as usize]
+        &mut self.vm.ys[self.vm.ybase as usize + y as usize]
     }
 
     /// Pushes an environment of `n` slots (unbound: integers until set)
@@ -519,6 +521,7 @@ impl Machine {
         vm.ys.resize((ys + n) as usize, Cell::Int(0));
         vm.envs.push(Env { ce: vm.e, cp, b0: vm.b0, ys, n, catch, ret: None });
         vm.e = k as u32;
+        vm.ybase = ys;
     }
 
     /// The register-machine state a choice point pushed by a builtin saves:
@@ -577,8 +580,8 @@ impl Machine {
         self.check_limits()?;
         let (name, arity, f) = self.builtins[b];
         self.context = (name, arity);
-        let mut args = [Cell::Int(0); 8];
-        args[..n].copy_from_slice(&self.vm.x[..n]);
+        // A fixed-size copy (there are always 256 registers or more).
+        let args: [Cell; 8] = self.vm.x[..8].try_into().expect("eight registers");
         f(self, &args[..n])
     }
 
@@ -991,6 +994,7 @@ impl Machine {
             self.store.heap.truncate(top.heap);
             let s = &top.vm;
             self.vm.e = s.e;
+            self.vm.ybase = self.vm.envs[s.e as usize].ys;
             self.vm.cp.clone_from(&s.cp);
             self.vm.b0 = s.b0;
             let (r, n) = (s.regs as usize, s.nregs as usize);
@@ -1109,7 +1113,7 @@ impl Machine {
                     Alt::Catch { catcher, recovery }
                         if active.contains(&self.choices.len()) && self.catches(&cp, catcher, &ball) =>
                     {
-                        self.vm.e = cp.vm.e;
+                        self.vm.set_e(cp.vm.e);
                         self.vm.cp = cp.vm.cont.clone();
                         recovered = Some(recovery);
                         break;
