@@ -42,16 +42,6 @@ fn sample_fails_without_solutions_and_keeps_bindings_out() {
 }
 
 #[test]
-fn the_term_solver_samples_too() {
-    let mut e = Engine::new();
-    e.set_vm(false);
-    e.set_seed(3);
-    let x = answers(&mut e, "'$sample'(X, member(X, [a, b, c]), S)", "S");
-    assert_eq!(x.len(), 1);
-    assert!(["a", "b", "c"].contains(&x[0].as_str()));
-}
-
-#[test]
 fn lambdas_with_free_variables_and_local_parameters() {
     let mut e = Engine::new();
     // `Free/[X]>>Goal` shares Free's variables with the caller; the other

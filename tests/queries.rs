@@ -47,21 +47,6 @@ fn query_answers_match_swipl() {
     assert!(failures.is_empty(), "tabula and SWI-Prolog disagree:\n{failures}");
 }
 
-#[test]
-fn register_machine_and_term_solver_answer_alike() {
-    let mut failures = String::new();
-    let mut files: Vec<_> = std::fs::read_dir(fixtures("queries")).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
-    for path in files {
-        let program = driver_program(&std::fs::read_to_string(&path).unwrap());
-        let d = diff(&run_tabula_on(&program, "run_all", true), &run_tabula_on(&program, "run_all", false));
-        if !d.is_empty() {
-            failures.push_str(&format!("== {}\n{d}", path.file_name().unwrap().to_string_lossy()));
-        }
-    }
-    assert!(failures.is_empty(), "the two solvers disagree:\n{failures}");
-}
-
 /// Prints tabula's and SWI-Prolog's output for one fixture (for debugging:
 /// `FIXTURE=arith cargo test --test queries show_fixture -- --nocapture`).
 #[test]

@@ -52,7 +52,6 @@ predefined! {
     COLON => ":",
     BAR => "|",
     // internal control goals
-    ITE => "$ite",
     MC => "$mc",
     SAMPLE => "$sample",
     IS => "is",
@@ -60,12 +59,8 @@ predefined! {
     ARITH_NE => "=\\=",
     LE => "=<",
     GE => ">=",
-    SOFTCUT => "$softcut",
-    EXIT_CATCH => "$exit_catch",
-    FA_ADD => "$fa_add",
     CUT_TO => "$cut_to",
     NOT_FAIL => "$not_fail",
-    CALL_BARRIER => "$call_barrier",
     // errors
     TYPE_ERROR => "type_error",
     INST_ERROR => "instantiation_error",

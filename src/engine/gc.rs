@@ -1,7 +1,6 @@
 //! Garbage collection of the heap segment above the newest choice point:
-//! mark from the solver's roots (for the term solver: the live
-//! continuation, the pending goal; for the register machine: the argument
-//! registers and the live environments' slots), the host's roots and the
+//! mark from the register machine's roots (the argument registers and the
+//! live environments' slots), the host's roots and the
 //! old cells bound since that choice point (found on the trail), then
 //! slide the live cells down. Backtracking never needs the collected
 //! segment, so choice points are untouched. This keeps deterministic loops
@@ -12,37 +11,6 @@ use super::term::Cell;
 
 /// Fewest heap cells between collections.
 const MIN_GAP: usize = 1 << 19;
-
-/// Collects the heap segment above the newest choice point for the term
-/// solver.
-pub fn collect(m: &mut Machine) {
-    let mark = m.choices.last().map_or(0, |c| c.heap);
-    // Roots: goal arrays of the live continuation.
-    let mut nodes = Vec::new();
-    let mut ranges = Vec::new();
-    let mut node = m.cont.clone();
-    while let Some(n) = node {
-        let base = n.base.get();
-        if base >= mark {
-            ranges.push((base, base + n.len as usize));
-            nodes.push(n.clone());
-        }
-        node = n.next.clone();
-    }
-    let mut roots: Vec<Cell> = m.pending.iter().map(|&(g, _)| g).collect();
-    let npending = roots.len();
-    roots.extend_from_slice(&m.roots);
-    let Some(fwd) = compact(m, &mut roots, &ranges) else {
-        return;
-    };
-    for n in nodes {
-        n.base.set(fwd[n.base.get() - mark]);
-    }
-    if let Some((_, b)) = m.pending {
-        m.pending = Some((roots[0], b));
-    }
-    m.roots.copy_from_slice(&roots[npending..]);
-}
 
 /// Compacts the heap above the newest choice point, keeping what `roots`
 /// and the heap cells in `ranges` reach. `roots` are relocated in place;

@@ -145,12 +145,6 @@ impl Engine {
         &self.m.limits
     }
 
-    /// Runs queries on the register machine (`true`, the default) or the
-    /// term solver (`TABULA_ENGINE=term` makes that the default).
-    pub fn set_vm(&mut self, on: bool) {
-        self.m.vm_on = on;
-    }
-
     /// Writes output straight to stdout instead of collecting it in answers.
     pub fn set_echo(&mut self, echo: bool) {
         self.m.echo = echo;
@@ -350,7 +344,6 @@ impl Engine {
 
     fn reset(&mut self) {
         self.m.choices.clear();
-        self.m.cont = None;
         self.m.pending = None;
         self.m.store.trail.clear();
         self.m.store.hb = 0;

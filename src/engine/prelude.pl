@@ -14,11 +14,6 @@ apply(G, Args) :- G =.. L0, append(L0, Args, L1), G1 =.. L1, call(G1).
 
 % --- all solutions ---------------------------------------------------------
 
-% The term solver's '$sample'/3 (the register machine samples while it
-% enumerates).
-'$sample_all'(T, G, X) :-
-    findall(T, G, L), L \== [], length(L, K), I is random(K), nth0(I, L, X).
-
 bagof(T, G, L) :-
     '$free_vars'(T, G, Goal-W),
     (   W == []

@@ -76,13 +76,7 @@ pub fn driver_program(src: &str) -> String {
 /// Runs `goal` against `program` in tabula; returns what it printed, plus
 /// an error line if the goal raised one.
 pub fn run_tabula(program: &str, goal: &str) -> String {
-    run_tabula_on(program, goal, true)
-}
-
-/// `run_tabula` on the register machine (`vm`) or the term solver.
-pub fn run_tabula_on(program: &str, goal: &str, vm: bool) -> String {
     let mut e = Engine::new();
-    e.set_vm(vm);
     e.set_limits(Limits { max_steps: Some(200_000_000), ..Limits::default() });
     let report = e.load("program.pl", program);
     let errors: Vec<_> = report.diagnostics.iter().filter(|d| d.is_error()).collect();

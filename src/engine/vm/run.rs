@@ -247,7 +247,7 @@ impl Machine {
                         self.vm.live = live;
                         match self.vm_builtin(b as usize, n as usize) {
                             Ok(true) => {
-                                if let Some((g, _)) = self.pending.take() {
+                                if let Some(g) = self.pending.take() {
                                     go = self.call_from_builtin(g);
                                     continue 'outer;
                                 }
@@ -527,7 +527,7 @@ impl Machine {
     /// The register-machine state a choice point pushed by a builtin saves:
     /// it resumes after the builtin with the live registers.
     pub(crate) fn vm_save(&mut self) -> VmSave {
-        let nregs = if self.vm_on { self.vm.live } else { 0 };
+        let nregs = self.vm.live;
         let regs = self.choices.last().map_or(0, |c| c.vm.regs + c.vm.nregs);
         self.vm.saved.truncate(regs as usize);
         self.vm.saved.extend_from_slice(&self.vm.x[..nregs as usize]);
@@ -557,15 +557,7 @@ impl Machine {
             nregs,
             env_top: self.vm.envs.len() as u32,
         };
-        self.choices.push(Choice {
-            alt,
-            heap,
-            trail: self.store.trail.len(),
-            cont: None,
-            pos: 0,
-            barrier: self.choices.len(),
-            vm: save,
-        });
+        self.choices.push(Choice { alt, heap, trail: self.store.trail.len(), vm: save });
         self.store.hb = heap;
     }
 
@@ -750,7 +742,7 @@ impl Machine {
                     self.vm.live = 0;
                     return match self.vm_builtin(b, total)? {
                         true => match self.pending.take() {
-                            Some((g, _)) => self.call_from_builtin(g),
+                            Some(g) => self.call_from_builtin(g),
                             None => Ok(Some(self.vm.cp.clone())),
                         },
                         false => Ok(None),
@@ -778,7 +770,6 @@ impl Machine {
                         self.steps += 1;
                         return self.vm_control(c);
                     }
-                    _ => return self.unknown(f, total as u32),
                 },
                 None => {
                     if let Cell::Lst(_) = g {
@@ -1076,9 +1067,6 @@ impl Machine {
                     if crate::engine::builtins::resume_clause_iter(self)? {
                         return Ok(Some(c));
                     }
-                }
-                Alt::Clauses { .. } | Alt::Goal(_) => {
-                    unreachable!("a term-solver choice point on the register machine")
                 }
             }
         }
