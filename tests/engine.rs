@@ -1,5 +1,5 @@
 //! Engine behaviour the query fixtures cannot show, because it is random
-//! or specific to tabula: `'$sample'/3`.
+//! or specific to tabula: `'$sample'/3`, lambdas, `garbage_collect/0`.
 
 use tabula::engine::Engine;
 
@@ -52,4 +52,15 @@ fn lambdas_with_free_variables_and_local_parameters() {
     assert_eq!(answers(&mut e, "maplist(\\X^Y^(Y is X + 1), [1, 2], M)", "M"), ["[2,3]"]);
     assert_eq!(answers(&mut e, "maplist(\\X^(X > 0), [1, 2])", "X").len(), 1);
     assert_eq!(answers(&mut e, "G = \\X^atom_length(X), call(G, abc, N)", "N"), ["3"]);
+}
+
+#[test]
+fn garbage_collect_keeps_what_registers_and_frames_hold() {
+    let mut e = Engine::new();
+    let program = "t(N) :- numlist(1, 1000, L0), X = f(L0), garbage_collect, atom_length(abc, _), X = f(L), sum_list(L, N).\n\
+                   u(N) :- findall(K, between(1, 3, K), Ks), member(K, Ks), numlist(1, K, L), garbage_collect, sum_list(L, N).";
+    assert!(!e.load("gc.pl", program).has_errors());
+    assert_eq!(answers(&mut e, "t(N)", "N"), ["500500"]);
+    // Across choice points: each solution still sees its own list.
+    assert_eq!(answers(&mut e, "u(N)", "N"), ["1", "3", "6"]);
 }
