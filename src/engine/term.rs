@@ -317,8 +317,22 @@ impl Store {
                         if f != g || n != m {
                             return false;
                         }
+                        // Variables and atoms or integers are unified in
+                        // place; only compound (or other) pairs wait on
+                        // the stack. The last argument goes on the stack
+                        // last, so a list-like chain is followed in a loop.
                         for i in (1..=n as usize).rev() {
-                            self.pairs.push((self.heap[p + i], self.heap[q + i]));
+                            let (x, y) = (self.deref(self.heap[p + i]), self.deref(self.heap[q + i]));
+                            match (x, y) {
+                                (Cell::Ref(u), Cell::Ref(v)) if u == v => {}
+                                (Cell::Ref(u), Cell::Ref(v)) if u < v => self.bind(v, x),
+                                (Cell::Ref(u), _) => self.bind(u, y),
+                                (_, Cell::Ref(v)) => self.bind(v, x),
+                                (Cell::Atom(u), Cell::Atom(v)) if u == v => {}
+                                (Cell::Int(u), Cell::Int(v)) if u == v => {}
+                                (Cell::Atom(_) | Cell::Int(_), _) | (_, Cell::Atom(_) | Cell::Int(_)) => return false,
+                                _ => self.pairs.push((x, y)),
+                            }
                         }
                     }
                 }
