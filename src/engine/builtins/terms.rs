@@ -573,20 +573,36 @@ impl Machine {
         let (mut x, mut y) = (a, b);
         loop {
             let (dx, dy) = (self.store.deref(x), self.store.deref(y));
-            let (rx, ry) = (type_rank(dx), type_rank(dy));
-            if rx != ry {
-                return Some(rx.cmp(&ry));
-            }
-            if !matches!(dx, Cell::Str(_) | Cell::Lst(_)) {
-                return Some(self.compare_atomic(dx, dy));
+            // The commonest cases first: integers, one atom, one functor
+            // (or two lists).
+            let same_functor = match (dx, dy) {
+                (Cell::Int(i), Cell::Int(j)) => return Some(i.cmp(&j)),
+                (Cell::Atom(a), Cell::Atom(b)) if a == b => return Some(Ordering::Equal),
+                (Cell::Str(p), Cell::Str(q)) => self.store.heap[p] == self.store.heap[q],
+                (Cell::Lst(_), Cell::Lst(_)) => true,
+                _ => false,
+            };
+            if !same_functor {
+                let (rx, ry) = (type_rank(dx), type_rank(dy));
+                if rx != ry {
+                    return Some(rx.cmp(&ry));
+                }
+                if !matches!(dx, Cell::Str(_) | Cell::Lst(_)) {
+                    return Some(self.compare_atomic(dx, dy));
+                }
             }
             if depth >= MAX_DEPTH {
                 return None;
             }
-            let (o, n) = self.compare_functors(dx, dy);
-            if o != Ordering::Equal || n == 0 {
-                return Some(o);
-            }
+            let n = if same_functor {
+                self.store.functor(dx).expect("compound").1
+            } else {
+                let (o, n) = self.compare_functors(dx, dy);
+                if o != Ordering::Equal || n == 0 {
+                    return Some(o);
+                }
+                n
+            };
             for i in 0..n - 1 {
                 let o = self.compare_small(self.store.arg(dx, i), self.store.arg(dy, i), depth + 1)?;
                 if o != Ordering::Equal {
