@@ -318,10 +318,11 @@ impl Store {
                             return false;
                         }
                         // Variables and atoms or integers are unified in
-                        // place; only compound (or other) pairs wait on
-                        // the stack. The last argument goes on the stack
-                        // last, so a list-like chain is followed in a loop.
-                        for i in (1..=n as usize).rev() {
+                        // place, first to last (a clash in a key first
+                        // argument is found at once); only compound (or
+                        // other) pairs wait on the stack, the last on top,
+                        // so a chain through last arguments takes no stack.
+                        for i in 1..=n as usize {
                             let (x, y) = (self.deref(self.heap[p + i]), self.deref(self.heap[q + i]));
                             match (x, y) {
                                 (Cell::Ref(u), Cell::Ref(v)) if u == v => {}

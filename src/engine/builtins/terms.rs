@@ -373,9 +373,8 @@ pub(super) fn bi_memberchk(m: &mut Machine, a: &[Cell]) -> Res {
     loop {
         match l {
             Cell::Lst(p) => {
-                let h = m.store.heap[p];
-                if m.probe_unify(a[0], h) {
-                    return Ok(m.store.unify(a[0], h));
+                if m.unify_kept_if(a[0], m.store.heap[p], |_, _| true) {
+                    return Ok(true);
                 }
                 l = m.store.deref(m.store.heap[p + 1]);
             }
@@ -511,25 +510,34 @@ impl Machine {
 
     pub(super) fn unify_occurs(&mut self, a: Cell, b: Cell) -> bool {
         // Unify, then reject if any binding made a cycle.
+        self.unify_kept_if(a, b, |m, bound| !bound.iter().any(|&v| m.reaches(m.store.heap[v], v)))
+    }
+
+    /// Unifies `a` and `b` and keeps the bindings when `keep` accepts
+    /// them (given the bound cells); otherwise (or when the unification
+    /// fails) leaves both terms as they were.
+    pub(super) fn unify_kept_if(&mut self, a: Cell, b: Cell, keep: impl Fn(&Machine, &[usize]) -> bool) -> bool {
+        // Everything is trailed here, so a failed unification can be undone.
         let mark = self.store.trail.len();
         let saved = self.store.hb;
         self.store.hb = usize::MAX;
-        let ok = self.store.unify(a, b);
-        let bound: Vec<usize> = self.store.trail[mark..].to_vec();
-        let cyclic = ok && bound.iter().any(|&v| self.reaches(self.store.heap[v], v));
-        if !ok || cyclic {
+        let ok = self.store.unify(a, b) && keep(self, &self.store.trail[mark..]);
+        if !ok {
             self.store.undo_to(mark);
             self.store.hb = saved;
             return false;
         }
         // Keep the bindings; re-trail only those older than hb.
-        self.store.trail.truncate(mark);
-        self.store.hb = saved;
-        for v in bound {
+        let mut k = mark;
+        for i in mark..self.store.trail.len() {
+            let v = self.store.trail[i];
             if v < saved {
-                self.store.trail.push(v);
+                self.store.trail[k] = v;
+                k += 1;
             }
         }
+        self.store.trail.truncate(k);
+        self.store.hb = saved;
         true
     }
 
