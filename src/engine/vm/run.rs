@@ -62,6 +62,27 @@ impl Machine {
             // Read/write mode of `Unify*`: the next argument cell.
             let mut s = 0usize;
             let mut wr = false;
+            // Calls predicate `i` (`f/n`): in the run loop when it can,
+            // else through `vm_call`. (A macro, not a function: it jumps.)
+            macro_rules! call {
+                ($i:expr, $f:expr, $n:expr) => {{
+                    if let Some(c) = self.fast_call($i, $n) {
+                        code = c;
+                        pc = 0;
+                        continue;
+                    }
+                    match self.vm_call($i, $f, $n) {
+                        Ok(Some(c)) => {
+                            code = c.code;
+                            pc = c.pc as usize;
+                        }
+                        other => {
+                            go = other;
+                            continue 'outer;
+                        }
+                    }
+                }};
+            }
             loop {
                 let ins = &code[pc];
                 pc += 1;
@@ -209,39 +230,10 @@ impl Machine {
                     }
                     Instr::Call(i, f, n) => {
                         self.vm.cp = Cont { code: code.clone(), pc: pc as u32 };
-                        if let Some(c) = self.fast_call(i, n) {
-                            code = c;
-                            pc = 0;
-                            continue;
-                        }
-                        match self.vm_call(i, f, n) {
-                            Ok(Some(c)) => {
-                                code = c.code;
-                                pc = c.pc as usize;
-                            }
-                            other => {
-                                go = other;
-                                continue 'outer;
-                            }
-                        }
+                        call!(i, f, n);
                     }
-                    Instr::Execute(i, f, n) => {
-                        if let Some(c) = self.fast_call(i, n) {
-                            code = c;
-                            pc = 0;
-                            continue;
-                        }
-                        match self.vm_call(i, f, n) {
-                            Ok(Some(c)) => {
-                                code = c.code;
-                                pc = c.pc as usize;
-                            }
-                            other => {
-                                go = other;
-                                continue 'outer;
-                            }
-                        }
-                    }
+                    // A last call: the callee returns to this clause's CP.
+                    Instr::Execute(i, f, n) => call!(i, f, n),
                     Instr::CallBuiltin(b, n, live) => {
                         self.vm.cont = Cont { code: code.clone(), pc: pc as u32 };
                         self.vm.live = live;
