@@ -1,5 +1,5 @@
 //! The database: predicates keyed by name/arity, their compiled clauses
-//! (templates copied on call) and first-argument indexes.
+//! and their argument indexes.
 
 use super::atoms::Atom;
 use super::term::{Cell, Store, Tmpl};
@@ -213,16 +213,7 @@ impl Pred {
         }
     }
 
-    /// The clauses that may match a call whose first argument has `key`,
-    /// and the clause list they index (the index is built on first use
-    /// after a change).
-    #[inline]
-    pub fn candidates(&mut self, key: Option<Key>) -> (&Candidates, &Rc<Vec<Rc<ClauseCode>>>) {
-        self.first_index();
-        let index = self.index.as_ref().expect("just built");
-        (index.select(key), &self.clauses)
-    }
-
+    /// The first argument's index, built on first use after a change.
     fn first_index(&mut self) -> &Index {
         self.index.get_or_insert_with(|| {
             let keys: Vec<Option<Key>> = self.clauses.iter().map(|c| c.key).collect();
