@@ -1,8 +1,8 @@
 //! Garbage collection of the heap segment above the newest choice point:
 //! mark from the register machine's roots (the argument registers and the
-//! live environments' slots), the host's roots and the
-//! old cells bound since that choice point (found on the trail), then
-//! slide the live cells down. Backtracking never needs the collected
+//! live environments' slots), the host's roots and the old cells bound
+//! since that choice point (found on the trail), then slide the live cells
+//! down. Backtracking never needs the collected
 //! segment, so choice points are untouched. This keeps deterministic loops
 //! in constant memory.
 
@@ -13,31 +13,19 @@ use super::term::Cell;
 const MIN_GAP: usize = 1 << 19;
 
 /// Compacts the heap above the newest choice point, keeping what `roots`
-/// and the heap cells in `ranges` reach. `roots` are relocated in place;
-/// returns the forwarding table of the segment (`None` when it was
-/// empty).
-pub fn compact(m: &mut Machine, roots: &mut [Cell], ranges: &[(usize, usize)]) -> Option<Vec<usize>> {
+/// reach; `roots` are relocated in place.
+pub fn compact(m: &mut Machine, roots: &mut [Cell]) {
     let mark = m.choices.last().map_or(0, |c| c.heap);
     let top = m.store.heap.len();
     m.gc_runs += 1;
     if top <= mark {
         m.gc_at = top + MIN_GAP;
-        return None;
+        return;
     }
     let size = top - mark;
     let mut marked = vec![false; size];
-    let mut stack: Vec<Cell> = Vec::new();
     let heap = &m.store.heap;
-
-    for &(from, to) in ranges {
-        for i in from..to {
-            if !marked[i - mark] {
-                marked[i - mark] = true;
-                stack.push(heap[i]);
-            }
-        }
-    }
-    stack.extend_from_slice(roots);
+    let mut stack: Vec<Cell> = roots.to_vec();
     let trail_from = m.choices.last().map_or(0, |c| c.trail);
     let old_cells: Vec<usize> = m.store.trail[trail_from..].iter().copied().filter(|&a| a < mark).collect();
     for &a in &old_cells {
@@ -118,5 +106,4 @@ pub fn compact(m: &mut Machine, roots: &mut [Cell], ranges: &[(usize, usize)]) -
     if m.store.heap.capacity() > 4 * m.gc_at {
         m.store.heap.shrink_to(2 * m.gc_at);
     }
-    Some(fwd)
 }

@@ -1264,7 +1264,7 @@ impl Machine {
         }
         let nroots = self.roots.len();
         roots.extend_from_slice(&self.roots);
-        crate::engine::gc::compact(self, &mut roots, &[]);
+        crate::engine::gc::compact(self, &mut roots);
         self.vm.x[..n].copy_from_slice(&roots[..n]);
         for (j, &i) in slots.iter().enumerate() {
             self.vm.ys[i] = roots[n + j];
