@@ -145,8 +145,7 @@ pub fn compile_clause(store: &mut Store, term: Cell, span: Option<(Rc<str>, Span
             Cell::Str(p) => Key::of(tmpl.cells[p + 1], &tmpl.cells),
             _ => None,
         };
-        let ends = super::term::subtree_ends(&tmpl.cells);
-        Ok(ClauseCode { tmpl, body_start: 3, body_len: goals.len(), ends, key, span, vm: Default::default() })
+        Ok(ClauseCode { tmpl, body_start: 3, body_len: goals.len(), key, span, vm: Default::default() })
     })();
     store.heap.truncate(mark);
     result

@@ -43,14 +43,12 @@ pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 /// A compiled clause: the head and body goals as one template.
 #[derive(Debug)]
 pub struct ClauseCode {
-    /// Template cells; `cells[0]` is the head, `cells[body]` the body goals.
+    /// Template cells; `cells[2]` is the head, `cells[body_start..]` the
+    /// body goals.
     pub tmpl: Tmpl,
     /// Where the body goals start in `tmpl.cells`, and how many there are.
     pub body_start: usize,
     pub body_len: usize,
-    /// For each template cell that points at a structure, the end of its
-    /// subtree (see `term::subtree_ends`).
-    pub ends: Vec<u32>,
     /// First-argument key, `None` when the first argument is a variable.
     pub key: Option<Key>,
     /// Where the clause was read from.
