@@ -590,9 +590,8 @@ impl Machine {
     }
 
     /// The common case of a call (CP is set), without leaving the run
-    /// loop: a known predicate whose clauses are compiled and indexed, and
-    /// no limit or garbage collection to see to (`None`: `vm_call` then
-    /// does everything).
+    /// loop: a known predicate and no limit or garbage collection to see to
+    /// (`None`: `vm_call` then does everything).
     #[inline(always)]
     fn fast_call(&mut self, i: u32, n: u32) -> Option<Code> {
         let steps = self.steps + 1;
@@ -602,16 +601,25 @@ impl Machine {
             || self.limits.max_steps.is_some_and(|m| steps > m)
             || heap > self.gc_at
             || heap * std::mem::size_of::<Cell>() > self.limits.max_memory
+            || self.db.preds[i as usize].abolished
         {
             return None;
         }
-        let p = &self.db.preds[i as usize];
-        if p.abolished {
-            return None;
-        }
+        let code = self.enter_pred(i as usize, n)?;
+        self.steps = steps;
+        Some(code)
+    }
+
+    /// Enters predicate `i` with its arguments in the registers: the code
+    /// of the first candidate clause (or a failure), a choice point for
+    /// the others. `None`, with nothing changed, when an index or that
+    /// clause's code is still to be built (`prepare_pred`).
+    #[inline(always)]
+    fn enter_pred(&mut self, i: usize, n: u32) -> Option<Code> {
+        let p = &self.db.preds[i];
+        // One clause: its head decides.
         if p.clauses.len() == 1 {
             let code = p.clauses[0].vm.get()?.clone();
-            self.steps = steps;
             self.vm.b0 = self.choices.len() as u32;
             return Some(code);
         }
@@ -620,7 +628,6 @@ impl Machine {
             Some(&c) => p.clauses[c as usize].vm.get()?.clone(),
             None => self.vm.fail_code.clone(),
         };
-        self.steps = steps;
         self.vm.b0 = self.choices.len() as u32;
         if cands.len() > 1 {
             let (clauses, cands) = (p.clauses.clone(), cands.clone());
@@ -628,6 +635,23 @@ impl Machine {
             self.vm_push_choice(Alt::VmClauses { clauses, cands, next: 1 }, done, n);
         }
         Some(code)
+    }
+
+    /// Builds what `enter_pred` found missing: an index, else the code of
+    /// the first candidate clause.
+    fn prepare_pred(&mut self, i: usize, n: u32) {
+        let args = &self.vm.x[..n as usize];
+        let p = &mut self.db.preds[i];
+        let first = if p.clauses.len() == 1 {
+            0
+        } else {
+            match p.select(args, &self.store) {
+                // Not empty: with no candidate, `enter_pred` fails at once.
+                Some(c) => c[0] as usize,
+                None => return p.build_indexes(n as usize),
+            }
+        };
+        let _ = compiled(&self.db, &self.db.preds[i].clauses[first], &mut self.vm.x);
     }
 
     /// Calls predicate number `i` (or `f/n` by name) with its arguments in
@@ -652,38 +676,13 @@ impl Machine {
         }
     }
 
-    #[inline]
     fn vm_call_pred(&mut self, i: usize, n: u32) -> Go {
-        self.vm.b0 = self.choices.len() as u32;
-        // One clause: its head decides.
-        if self.db.preds[i].clauses.len() == 1 {
-            let clause = &self.db.preds[i].clauses[0];
-            let code = compiled(&self.db, clause, &mut self.vm.x).clone();
-            return Ok(Some(Cont { code, pc: 0 }));
-        }
-        let args = &self.vm.x[..n as usize];
-        let cands = loop {
-            match self.db.preds[i].select(args, &self.store) {
-                Some(c) => break c.clone(),
-                None => self.db.preds[i].build_indexes(n as usize),
+        // At most: the first index, the others, the first clause's code.
+        loop {
+            if let Some(code) = self.enter_pred(i, n) {
+                return Ok(Some(Cont { code, pc: 0 }));
             }
-        };
-        let clauses = &self.db.preds[i].clauses;
-        match cands.len() {
-            0 => Ok(None),
-            1 => {
-                let c = cands[0] as usize;
-                let clause = &self.db.preds[i].clauses[c];
-                let code = compiled(&self.db, clause, &mut self.vm.x).clone();
-                Ok(Some(Cont { code, pc: 0 }))
-            }
-            _ => {
-                let clauses = clauses.clone();
-                let clause = clauses[cands[0] as usize].clone();
-                let done = Cont { code: self.vm.fail_code.clone(), pc: 0 };
-                self.vm_push_choice(Alt::VmClauses { clauses, cands, next: 1 }, done, n);
-                Ok(Some(self.enter(&clause)))
-            }
+            self.prepare_pred(i, n);
         }
     }
 
