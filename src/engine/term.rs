@@ -218,9 +218,19 @@ impl Store {
     /// bindings may remain: the caller backtracks.
     #[inline]
     pub fn unify(&mut self, a: Cell, b: Cell) -> bool {
-        // Variables and atomic values without the work stack.
         let (a, b) = (self.deref(a), self.deref(b));
-        match (a, b) {
+        match self.unify_flat(a, b) {
+            Some(ok) => ok,
+            None => self.unify_terms(a, b),
+        }
+    }
+
+    /// Unifies two dereferenced cells when no work stack is needed (a
+    /// variable on either side, or an atom or integer): `None` for the
+    /// rest. A variable is bound to the older one.
+    #[inline(always)]
+    fn unify_flat(&mut self, a: Cell, b: Cell) -> Option<bool> {
+        Some(match (a, b) {
             (Cell::Ref(x), Cell::Ref(y)) => {
                 if x < y {
                     self.bind(y, a);
@@ -241,8 +251,8 @@ impl Store {
             (Cell::Int(x), Cell::Int(y)) => x == y,
             // An atom or integer against anything of another kind.
             (Cell::Atom(_) | Cell::Int(_), _) | (_, Cell::Atom(_) | Cell::Int(_)) => false,
-            _ => self.unify_terms(a, b),
-        }
+            _ => return None,
+        })
     }
 
     /// Unifies a term with an atomic constant (a clause's constant
@@ -271,28 +281,12 @@ impl Store {
             let (a, b) = self.pairs.pop().expect("pairs not empty");
             let a = self.deref(a);
             let b = self.deref(b);
+            match self.unify_flat(a, b) {
+                Some(true) => continue,
+                Some(false) => return false,
+                None => {}
+            }
             match (a, b) {
-                (Cell::Ref(x), Cell::Ref(y)) => {
-                    if x != y {
-                        if x < y {
-                            self.bind(y, a);
-                        } else {
-                            self.bind(x, b);
-                        }
-                    }
-                }
-                (Cell::Ref(x), _) => self.bind(x, b),
-                (_, Cell::Ref(y)) => self.bind(y, a),
-                (Cell::Atom(x), Cell::Atom(y)) => {
-                    if x != y {
-                        return false;
-                    }
-                }
-                (Cell::Int(x), Cell::Int(y)) => {
-                    if x != y {
-                        return false;
-                    }
-                }
                 (Cell::Flt(x), Cell::Flt(y)) => {
                     if x.to_bits() != y.to_bits() && x != y {
                         return false;
@@ -324,15 +318,10 @@ impl Store {
                         // so a chain through last arguments takes no stack.
                         for i in 1..=n as usize {
                             let (x, y) = (self.deref(self.heap[p + i]), self.deref(self.heap[q + i]));
-                            match (x, y) {
-                                (Cell::Ref(u), Cell::Ref(v)) if u == v => {}
-                                (Cell::Ref(u), Cell::Ref(v)) if u < v => self.bind(v, x),
-                                (Cell::Ref(u), _) => self.bind(u, y),
-                                (_, Cell::Ref(v)) => self.bind(v, x),
-                                (Cell::Atom(u), Cell::Atom(v)) if u == v => {}
-                                (Cell::Int(u), Cell::Int(v)) if u == v => {}
-                                (Cell::Atom(_) | Cell::Int(_), _) | (_, Cell::Atom(_) | Cell::Int(_)) => return false,
-                                _ => self.pairs.push((x, y)),
+                            match self.unify_flat(x, y) {
+                                Some(true) => {}
+                                Some(false) => return false,
+                                None => self.pairs.push((x, y)),
                             }
                         }
                     }
