@@ -347,6 +347,15 @@ impl Machine {
         }
     }
 
+    /// Whether `check_limits` would find nothing to do at step `steps`
+    /// (the register machine's fast call skips it then).
+    #[inline(always)]
+    pub(crate) fn limits_quiet(&self, steps: u64) -> bool {
+        steps & 0xfff != 0
+            && self.limits.max_steps.is_none_or(|m| steps <= m)
+            && self.store.heap.len() * std::mem::size_of::<Cell>() <= self.limits.max_memory
+    }
+
     #[inline]
     pub(crate) fn check_limits(&mut self) -> Result<(), Exc> {
         if let Some(max) = self.limits.max_steps

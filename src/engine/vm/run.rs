@@ -595,12 +595,9 @@ impl Machine {
     #[inline(always)]
     fn fast_call(&mut self, i: u32, n: u32) -> Option<Code> {
         let steps = self.steps + 1;
-        let heap = self.store.heap.len();
         if i == NO_PRED
-            || steps & 0xfff == 0
-            || self.limits.max_steps.is_some_and(|m| steps > m)
-            || heap > self.gc_at
-            || heap * std::mem::size_of::<Cell>() > self.limits.max_memory
+            || !self.limits_quiet(steps)
+            || self.store.heap.len() > self.gc_at
             || self.db.preds[i as usize].abolished
         {
             return None;
