@@ -145,6 +145,8 @@ impl Index {
             Cell::Ref(_) => &self.all,
             Cell::Lst(_) => &self.lst,
             Cell::Atom(super::atoms::atom::NIL) => &self.nil,
+            Cell::Atom(a) => self.select_key(Key::Atom(a)),
+            Cell::Int(i) => self.select_key(Key::Int(i)),
             _ => self.select(Key::of(c, heap)),
         }
     }
@@ -156,13 +158,22 @@ impl Index {
             None => &self.all,
             Some(Key::Lst) => &self.lst,
             Some(Key::Atom(super::atoms::atom::NIL)) => &self.nil,
-            Some(k) => {
-                if self.many.is_empty() {
-                    self.few.iter().find(|(x, _)| *x == k).map_or(&self.var_only, |(_, c)| c)
-                } else {
-                    self.many.get(&k).unwrap_or(&self.var_only)
+            Some(k) => self.select_key(k),
+        }
+    }
+
+    /// `select` of a key that is not a list cell or `[]`.
+    #[inline(always)]
+    fn select_key(&self, k: Key) -> &Candidates {
+        if self.many.is_empty() {
+            for (x, c) in &self.few {
+                if *x == k {
+                    return c;
                 }
             }
+            &self.var_only
+        } else {
+            self.many.get(&k).unwrap_or(&self.var_only)
         }
     }
 }

@@ -88,7 +88,7 @@ impl Store {
     pub fn deref(&self, mut c: Cell) -> Cell {
         while let Cell::Ref(a) = c {
             let v = self.heap[a];
-            if v == Cell::Ref(a) {
+            if matches!(v, Cell::Ref(b) if b == a) {
                 return c;
             }
             c = v;

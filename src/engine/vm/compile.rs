@@ -4,7 +4,7 @@
 //! is the head and whose cells from 3 on are the body goals (control
 //! constructs keep their goal arguments; a variable goal is `call(X)`).
 
-use super::{AOp, ASTACK, Arith, FIRST, Instr, NO_PRED, PERM, Tm, VOID};
+use super::{AOp, ASTACK, Arith, ArithOp, Expr, FIRST, Instr, NO_PRED, PERM, Tm, VOID};
 use crate::engine::atoms::{Atom, atom};
 use crate::engine::db::{Db, Entry};
 use crate::engine::machine::Control;
@@ -633,54 +633,45 @@ impl Cg<'_> {
             return None;
         }
         let rhs = self.expr(args[1])?;
-        let (dst, lhs) = match cmp {
+        let op = match cmp {
             None => match self.cells[args[0]] {
                 Cell::Ref(k) => {
-                    let first = !self.seen[k];
                     let code = match self.loc[k] {
                         Loc::Void => return None,
                         Loc::X(r) => r as usize,
                         Loc::Y(s) => s as usize | PERM,
                     };
-                    (Cell::Ref(code | if first { FIRST } else { 0 }), Vec::new())
+                    if self.seen[k] { ArithOp::IsOld(code) } else { ArithOp::IsNew(code) }
                 }
-                c @ (Cell::Int(_) | Cell::Flt(_)) => (c, Vec::new()),
+                Cell::Int(i) => ArithOp::IsInt(i),
                 _ => return None,
             },
-            Some(_) => (Cell::Int(0), self.expr(args[0])?),
+            Some(ord) => ArithOp::Cmp(ord, negate, self.expr(args[0])?),
         };
-        let a = Arith { cmp, negate, dst, lhs: lhs.into(), rhs: rhs.into(), done: 0 };
-        Some(self.emit(Instr::Arith(Box::new(a))))
+        Some(self.emit(Instr::Arith(Box::new(Arith { op, rhs, done: 0 }))))
     }
 
-    /// An integer expression whose variables all have values, in postfix
-    /// form; `None` when it has anything else.
-    fn expr(&self, c: usize) -> Option<Vec<AOp>> {
-        let mut out = Vec::new();
-        let depth = self.expr_into(c, &mut out, 0)?;
-        (depth <= ASTACK).then_some(out)
+    /// An integer expression whose variables all have values, as a tree
+    /// at most `ASTACK` deep; `None` when it has anything else.
+    fn expr(&self, c: usize) -> Option<Expr> {
+        self.expr_at(c, 0)
     }
 
-    /// Appends the postfix code of `c`; returns the stack depth it needs.
-    fn expr_into(&self, c: usize, out: &mut Vec<AOp>, level: usize) -> Option<usize> {
+    fn expr_at(&self, c: usize, level: usize) -> Option<Expr> {
         if level > ASTACK {
             return None;
         }
         match self.cells[c] {
-            Cell::Int(i) => {
-                out.push(AOp::Int(i));
-                Some(1)
-            }
+            Cell::Int(i) => Some(Expr::Leaf(AOp::Int(i))),
             Cell::Ref(k) => {
                 if !self.seen[k] {
                     return None;
                 }
-                out.push(match self.loc[k] {
+                Some(Expr::Leaf(match self.loc[k] {
                     Loc::X(r) => AOp::X(r),
                     Loc::Y(s) => AOp::Y(s),
                     Loc::Void => return None,
-                });
-                Some(1)
+                }))
             }
             Cell::Str(p) => {
                 let Cell::Fun(f, n) = self.cells[p] else { return None };
@@ -696,10 +687,15 @@ impl Cg<'_> {
                     (atom::ABS, 1) => AOp::Abs,
                     _ => return None,
                 };
-                let d1 = self.expr_into(p + 1, out, level + 1)?;
-                let d = if n == 2 { d1.max(1 + self.expr_into(p + 2, out, level + 1)?) } else { d1 };
-                out.push(op);
-                Some(d)
+                let a = self.expr_at(p + 1, level + 1)?;
+                if n == 1 {
+                    return Some(Expr::Un(op, Box::new(a)));
+                }
+                let b = self.expr_at(p + 2, level + 1)?;
+                Some(match (a, b) {
+                    (Expr::Leaf(a), Expr::Leaf(b)) => Expr::Leaves(op, a, b),
+                    (a, b) => Expr::Bin(op, Box::new([a, b])),
+                })
             }
             _ => None,
         }

@@ -23,8 +23,8 @@ pub struct Tm {
     pub ends: Box<[u32]>,
 }
 
-/// An integer arithmetic expression in postfix form (`is/2` and the
-/// comparisons' fast path).
+/// A leaf (constant or register) or an operator of an integer
+/// arithmetic expression (`is/2` and the comparisons' fast path).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum AOp {
     Int(i64),
@@ -41,20 +41,43 @@ pub enum AOp {
     Abs,
 }
 
-/// The deepest operand stack a compiled expression may need.
+/// The deepest expression compiled to the fast path.
 pub const ASTACK: usize = 16;
 
-/// An arithmetic fast path: `is/2` (`cmp` is `None`; the left side is the
-/// variable code or constant `dst`) or a comparison of two expressions.
+/// An integer expression of the fast path, as a tree (at most `ASTACK`
+/// deep, so evaluating it recursively is bounded).
+#[derive(Debug)]
+pub enum Expr {
+    /// A constant or a register.
+    Leaf(AOp),
+    /// An operator (`Add`...`Max`) on two leaves (the common case, with
+    /// nothing to follow).
+    Leaves(AOp, AOp, AOp),
+    /// `Neg` or `Abs` of a subexpression.
+    Un(AOp, Box<Expr>),
+    /// An operator (`Add`...`Max`) on two subexpressions.
+    Bin(AOp, Box<[Expr; 2]>),
+}
+
+/// What an arithmetic fast path does with the value of `rhs`.
+#[derive(Debug)]
+pub enum ArithOp {
+    /// `is/2` into the first occurrence of a variable (its register code).
+    IsNew(usize),
+    /// `is/2` against a variable seen before (its register code).
+    IsOld(usize),
+    /// `is/2` against an integer.
+    IsInt(i64),
+    /// A comparison `lhs ? rhs`: true when `lhs.cmp(rhs)` is the ordering,
+    /// or, with the flag (`=\=`, `=<`, `>=`), when it is not.
+    Cmp(std::cmp::Ordering, bool, Expr),
+}
+
+/// An arithmetic fast path: `is/2` or a comparison on integers.
 #[derive(Debug)]
 pub struct Arith {
-    pub cmp: Option<std::cmp::Ordering>,
-    /// For comparisons: true when the comparison succeeds on `!=` of
-    /// `cmp` (`=\=`, `=<`, `>=`).
-    pub negate: bool,
-    pub dst: Cell,
-    pub lhs: Box<[AOp]>,
-    pub rhs: Box<[AOp]>,
+    pub op: ArithOp,
+    pub rhs: Expr,
     /// Where the general builtin call ends (taken on success).
     pub done: u32,
 }

@@ -3,7 +3,8 @@
 
 use super::compile::compile;
 use super::{
-    AOp, ASTACK, Arith, Code, Cont, Env, FIRST, INDEX, Instr, META_CACHE_MAX, NO_PRED, PERM, Shape, Tm, VOID, VmSave,
+    AOp, Arith, ArithOp, Code, Cont, Env, Expr, FIRST, INDEX, Instr, META_CACHE_MAX, NO_PRED, PERM, Shape, Tm, VOID,
+    VmSave,
 };
 use crate::engine::atoms::{Atom, atom};
 use crate::engine::db::{ClauseCode, Entry};
@@ -235,7 +236,12 @@ impl Machine {
                     // A last call: the callee returns to this clause's CP.
                     Instr::Execute(i, f, n) => call!(i, f, n),
                     Instr::CallBuiltin(b, n, live) => {
-                        self.vm.cont = Cont { code: code.clone(), pc: pc as u32 };
+                        // Mostly the same code as the last builtin's: no
+                        // reference count to touch then.
+                        if !Rc::ptr_eq(&self.vm.cont.code, &code) {
+                            self.vm.cont.code = code.clone();
+                        }
+                        self.vm.cont.pc = pc as u32;
                         self.vm.live = live;
                         match self.vm_builtin(b as usize, n as usize) {
                             Ok(true) => {
@@ -372,48 +378,45 @@ impl Machine {
     /// not an integer or the result is not a plain integer (overflow,
     /// division by zero): the general builtin then runs.
     #[inline(always)]
-    fn eval_int(&mut self, code: &[AOp]) -> Option<i64> {
-        // The common shapes without the operand stack.
-        match *code {
-            [a] => return self.operand(a),
-            [a, b, op] if !matches!(a, AOp::Neg | AOp::Abs) && !matches!(b, AOp::Neg | AOp::Abs) => {
-                if let (Some(x), Some(y)) = (self.operand(a), self.operand(b)) {
-                    return binary(op, x, y);
-                }
-            }
-            _ => {}
+    fn eval_int(&self, e: &Expr) -> Option<i64> {
+        match *e {
+            Expr::Leaf(a) => self.operand(a),
+            Expr::Leaves(op, a, b) => binary(op, self.operand(a)?, self.operand(b)?),
+            _ => self.eval_tree(e),
         }
-        let mut st = [0i64; ASTACK];
-        let mut n = 0;
-        for &op in code {
-            match op {
-                AOp::Neg => st[n - 1] = st[n - 1].checked_neg()?,
-                AOp::Abs => st[n - 1] = st[n - 1].checked_abs()?,
-                AOp::Int(_) | AOp::X(_) | AOp::Y(_) => {
-                    st[n] = self.operand(op)?;
-                    n += 1;
-                }
-                _ => {
-                    n -= 1;
-                    st[n - 1] = binary(op, st[n - 1], st[n])?;
-                }
+    }
+
+    /// `eval_int` on any tree (recursive: the compiler bounds the depth).
+    fn eval_tree(&self, e: &Expr) -> Option<i64> {
+        match *e {
+            Expr::Leaf(a) => self.operand(a),
+            Expr::Leaves(op, a, b) => binary(op, self.operand(a)?, self.operand(b)?),
+            Expr::Bin(op, ref ab) => {
+                let x = self.eval_int(&ab[0])?;
+                let y = self.eval_int(&ab[1])?;
+                binary(op, x, y)
             }
+            Expr::Un(AOp::Neg, ref a) => self.eval_tree(a)?.checked_neg(),
+            Expr::Un(_, ref a) => self.eval_tree(a)?.checked_abs(),
         }
-        (n == 1).then_some(st[0])
     }
 
     /// An operand of a compiled expression: a constant or a register
     /// holding an integer (`None` for an operator or anything else).
     #[inline(always)]
-    fn operand(&mut self, a: AOp) -> Option<i64> {
+    fn operand(&self, a: AOp) -> Option<i64> {
         let v = match a {
             AOp::Int(i) => return Some(i),
             AOp::X(r) => self.vm.x[r as usize],
-            AOp::Y(s) => *self.y(s),
+            AOp::Y(s) => self.vm.ys[(self.vm.ybase + s) as usize],
             _ => return None,
         };
-        match self.store.deref(v) {
+        match v {
             Cell::Int(i) => Some(i),
+            Cell::Ref(_) => match self.store.deref(v) {
+                Cell::Int(i) => Some(i),
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -423,29 +426,26 @@ impl Machine {
     #[inline(never)]
     fn arith(&mut self, a: &Arith) -> Option<bool> {
         let r = self.eval_int(&a.rhs)?;
-        match a.cmp {
-            None => match a.dst {
-                Cell::Ref(code) if code & FIRST != 0 => {
-                    *self.reg(code) = Cell::Int(r);
-                    Some(true)
-                }
-                Cell::Ref(code) => {
-                    let v = *self.reg(code);
-                    match self.store.deref(v) {
-                        Cell::Ref(addr) => {
-                            self.store.bind(addr, Cell::Int(r));
-                            Some(true)
-                        }
-                        Cell::Int(i) => Some(i == r),
-                        _ => None,
+        match a.op {
+            ArithOp::IsNew(code) => {
+                *self.reg(code) = Cell::Int(r);
+                Some(true)
+            }
+            ArithOp::IsOld(code) => {
+                let v = *self.reg(code);
+                match self.store.deref(v) {
+                    Cell::Ref(addr) => {
+                        self.store.bind(addr, Cell::Int(r));
+                        Some(true)
                     }
+                    Cell::Int(i) => Some(i == r),
+                    _ => None,
                 }
-                Cell::Int(i) => Some(i == r),
-                _ => None,
-            },
-            Some(ord) => {
-                let l = self.eval_int(&a.lhs)?;
-                Some((l.cmp(&r) == ord) != a.negate)
+            }
+            ArithOp::IsInt(i) => Some(i == r),
+            ArithOp::Cmp(ord, negate, ref lhs) => {
+                let l = self.eval_int(lhs)?;
+                Some((l.cmp(&r) == ord) != negate)
             }
         }
     }
@@ -561,7 +561,9 @@ impl Machine {
     /// Runs a deterministic builtin on the argument registers.
     fn vm_builtin(&mut self, b: usize, n: usize) -> Res {
         self.steps += 1;
-        self.check_limits()?;
+        if !self.limits_quiet(self.steps) {
+            self.check_limits()?;
+        }
         let (name, arity, f) = self.builtins[b];
         self.context = (name, arity);
         // A fixed-size copy (there are always 256 registers or more).
@@ -1286,7 +1288,7 @@ fn compiled<'a>(db: &crate::engine::db::Db, clause: &'a ClauseCode, x: &mut Vec<
 
 /// A binary integer operation; `None` on overflow, a zero divisor or an
 /// operator that is not binary (the general builtin then decides).
-#[inline]
+#[inline(always)]
 fn binary(op: AOp, a: i64, b: i64) -> Option<i64> {
     match op {
         AOp::Add => a.checked_add(b),
