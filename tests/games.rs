@@ -164,6 +164,76 @@ fn what_a_player_sees() {
     });
 }
 
+/// What the web board draws (`view/3`) at the start and after a short
+/// seeded random game, for the first player and a spectator, and the
+/// clicks of the legal moves there (`move_clicks/3`).
+#[test]
+fn what_the_board_shows() {
+    insta::glob!(concat!(env!("CARGO_MANIFEST_DIR"), "/games"), "*.rules", |path| {
+        let (mut game, _) = Game::load(path).unwrap();
+        if !game.has_view() {
+            return;
+        }
+        let o = game.options_term(&[]).unwrap();
+        let players = game.players(&o).unwrap();
+        let mut s = game.initial_state(&o, 1).unwrap();
+        let mut out = format!("start, seen by {}:\n{}", players[0], game.view(&s, &players[0]).unwrap().unwrap());
+        let mut rng = 11u64;
+        let mut moves = Vec::new();
+        for _ in 0..8 {
+            let legal = game.legal_moves(&s).unwrap();
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let k = ((rng >> 33) as usize) % legal.len();
+            moves.push(legal[k].text.clone());
+            s = legal[k].next.clone();
+        }
+        out.push_str(&format!("\nafter {}, seen by {}:\n", moves.join(" "), players[0]));
+        out.push_str(&game.view(&s, &players[0]).unwrap().unwrap().to_string());
+        if game.hidden() {
+            out.push_str(&format!("\nseen by a spectator:\n{}", game.view(&s, "spectator").unwrap().unwrap()));
+        }
+        out.push_str(&format!("\nclicks of the moves of {}:\n", game.to_move(&s).unwrap()));
+        for m in game.legal_moves(&s).unwrap().iter().take(12) {
+            let clicks = game.move_clicks(&s, &m.mv).unwrap().unwrap();
+            out.push_str(&format!("{}: {}\n", m.text, clicks.join(" ")));
+        }
+        insta::assert_snapshot!(out);
+    });
+}
+
+/// `view/3` and `move_clicks/3` give the same items in SWI-Prolog, for
+/// every viewer, in a position a few moves into a seeded game.
+#[test]
+fn views_match_swipl() {
+    if !common::swipl_available() {
+        eprintln!("swipl not installed: cross-check skipped (CI=true makes this a failure)");
+        return;
+    }
+    for path in games() {
+        let (mut game, _) = Game::load(&path).unwrap();
+        if !game.has_view() {
+            continue;
+        }
+        let o = game.options_term(&[]).unwrap();
+        let players = game.players(&o).unwrap();
+        let mut s = game.initial_state(&o, 1).unwrap();
+        for k in 0..6 {
+            let legal = game.legal_moves(&s).unwrap();
+            s = legal[(k * 7) % legal.len()].next.clone();
+        }
+        let state = game.engine().term_text(&s.0);
+        let goal = format!(
+            "S = {state}, forall(member(V, [{}, spectator]), (view(S, V, Items), forall(member(I, Items), (writeq(I), nl)))), \
+             forall(move(S, M, _), (move_clicks(S, M, C), writeq(M-C), nl))",
+            players.join(", ")
+        );
+        let ours = common::run_tabula(&game.source, &goal);
+        let theirs = common::run_swipl(&game.source, &goal);
+        assert!(ours.lines().count() > 10, "{}: {ours}", path.display());
+        assert_eq!(ours, theirs, "{}: tabula differs from SWI-Prolog", path.display());
+    }
+}
+
 #[test]
 fn broken_games_fail_check_with_clear_messages() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/games_broken");

@@ -17,8 +17,10 @@ fn table(more: &str) -> String {
     if more.is_empty() { "[c(0,0,1,7),c(1,0,1,7)]".into() } else { format!("[c(0,0,1,7),c(1,0,1,7),{more}]") }
 }
 
+/// A position with no tile drawn as a whole domino (`view/3` then shows
+/// each cell as a lone half; the rules do not look at the tiles).
 fn state(g: &mut Game, mover: &str, hands: &str, table: &str) -> State {
-    g.parse_state(&format!("domin({mover}, {hands}, {table})")).unwrap()
+    g.parse_state(&format!("domin({mover}, {hands}, {table}, [])")).unwrap()
 }
 
 /// The position as the player to move sees it, its legal moves, and, if

@@ -526,6 +526,25 @@ impl Engine {
         self.m.format_term(c, &WriteOpts::writeq())
     }
 
+    /// The elements of a proper list, each as a term of its own (`None`
+    /// for anything else).
+    pub fn list_terms(&mut self, t: &Tmpl) -> Option<Vec<Tmpl>> {
+        let c = self.m.store.copy_in(t, &mut Vec::new());
+        let items = self.m.list_items(c)?;
+        Some(items.into_iter().map(|x| self.m.store.copy_out(x, &mut Vec::new())).collect())
+    }
+
+    /// The name and arguments of a compound term, each argument a term of
+    /// its own (`None` for anything else, lists included).
+    pub fn compound_terms(&mut self, t: &Tmpl) -> Option<(String, Vec<Tmpl>)> {
+        let c = self.m.store.copy_in(t, &mut Vec::new());
+        let c = self.m.store.deref(c);
+        let Cell::Str(_) = c else { return None };
+        let (f, n) = self.m.store.functor(c)?;
+        let args = (0..n).map(|i| self.m.store.copy_out(self.m.store.arg(c, i), &mut Vec::new())).collect();
+        Some((self.m.atoms.name(f).to_string(), args))
+    }
+
     /// A plain view of a term.
     pub fn value(&mut self, t: &Tmpl) -> Value {
         fn view(m: &Machine, c: Cell, depth: usize) -> Value {

@@ -4,12 +4,15 @@
 //! random playouts. Nothing here knows any particular game.
 
 pub mod record;
+pub mod view;
 
 use crate::engine::term::Cell;
 use crate::engine::{Arg, Engine, QueryError, Tmpl, Value};
 use crate::syntax::render;
+use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
+pub use view::View;
 
 const DRIVER: &str = include_str!("driver.pl");
 
@@ -475,6 +478,102 @@ impl Game {
         Ok(self.engine.take_output())
     }
 
+    /// Whether the rules draw the board (`view/3`).
+    pub fn has_view(&self) -> bool {
+        self.has("view", 3)
+    }
+
+    /// What `viewer` (a player or `spectator`) sees of `s`, if the rules
+    /// define `view/3`.
+    pub fn view(&mut self, s: &State, viewer: &str) -> Result<Option<View>, GameError> {
+        if !self.has_view() {
+            return Ok(None);
+        }
+        let v = self.atom(viewer)?;
+        let r = self.call1("view", &[Arg::In(&s.0), Arg::In(&v), Arg::Out], "view/3")?;
+        View::read(&mut self.engine, &r[0]).map(Some).map_err(GameError::Rules)
+    }
+
+    /// The sites (or hand ids) a person clicks to make `m` in `s`, each as
+    /// `writeq/1` writes it, if the rules define `move_clicks/3`.
+    pub fn move_clicks(&mut self, s: &State, m: &Move) -> Result<Option<Vec<String>>, GameError> {
+        if !self.has("move_clicks", 3) {
+            return Ok(None);
+        }
+        let r = self.call1("move_clicks", &[Arg::In(&s.0), Arg::In(&m.0), Arg::Out], "move_clicks/3")?;
+        let Some(list) = self.engine.list_terms(&r[0]) else {
+            let t = self.engine.term_text(&r[0]);
+            return Err(GameError::Rules(format!("move_clicks/3 must give a list, not {t}")));
+        };
+        let mut clicks = Vec::new();
+        for c in &list {
+            let t = self.engine.term_text(c);
+            if c.nvars > 0 {
+                return Err(GameError::Rules(format!("move_clicks/3: the click {t} is not ground")));
+            }
+            clicks.push(t);
+        }
+        Ok(Some(clicks))
+    }
+
+    /// What is wrong with `view/3` and `move_clicks/3` in `s`: each view
+    /// in itself, hidden pieces shown to the wrong viewer (and anything a
+    /// viewer sees change when `sample_state/3` re-deals what it cannot
+    /// see), clicks that are no site or hand item of the mover's.
+    /// Each problem comes with its kind (the first of each kind is
+    /// reported: one broken rule shows in every position).
+    fn view_problems(&mut self, s: &State, legal: &[LegalMove], players: &[String]) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        let mover = self.to_move(s).unwrap_or_default();
+        let mut mover_view = None;
+        for viewer in players.iter().map(String::as_str).chain(["spectator"]) {
+            let v = match self.view(s, viewer) {
+                Ok(Some(v)) => v,
+                Ok(None) => return out,
+                Err(e) => {
+                    out.push(("view", e.to_string()));
+                    continue;
+                }
+            };
+            out.extend(v.problems());
+            out.extend(v.leaks(viewer).into_iter().map(|p| ("hands", p)));
+            if self.hidden() && viewer != "spectator" {
+                match self.sample_state(s, viewer).and_then(|t| self.view(&t, viewer)) {
+                    Ok(Some(w)) if w != v => out.push((
+                        "sample",
+                        format!(
+                            "view/3 shows {viewer} something sample_state/3 re-deals: it reveals what {viewer} may not see"
+                        ),
+                    )),
+                    Err(e) => out.push(("sample", e.to_string())),
+                    _ => {}
+                }
+            }
+            if viewer == mover {
+                mover_view = Some(v);
+            }
+        }
+        let Some(v) = mover_view else { return out };
+        let sites = v.site_ids();
+        let hand: HashSet<&str> = v.hand_ids(&mover).collect();
+        for m in legal {
+            match self.move_clicks(s, &m.mv) {
+                Ok(Some(clicks)) => {
+                    for c in clicks.iter().filter(|c| !sites.contains(c.as_str()) && !hand.contains(c.as_str())) {
+                        let why = format!("move_clicks/3 of {}: {c} is no site, and no item of {mover}'s hand", m.text);
+                        out.push(("click", why));
+                    }
+                }
+                Ok(None) => break,
+                Err(GameError::Rules(e)) if e.ends_with("failed") => {
+                    out.push(("clicks", format!("move_clicks/3 fails for the legal move {}", m.text)));
+                }
+                Err(e) => out.push(("clicks", e.to_string())),
+            }
+        }
+        out
+    }
+
     /// `score(State, Player, Score)` for each player that has one.
     pub fn scores(&mut self, s: &State, players: &[String]) -> Result<Vec<(String, String)>, GameError> {
         if !self.engine.defined_arities("score").contains(&3) {
@@ -603,6 +702,14 @@ impl Game {
             }
         };
         let mut rng = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let players = match self.players(options) {
+            Ok(p) => p,
+            Err(e) => {
+                report(e.to_string(), 0, 0);
+                Vec::new()
+            }
+        };
+        let mut view_kinds = HashSet::new();
         'games: for g in 0..games {
             let mut state = match self.initial_state(options, seed + g as u64) {
                 Ok(s) => s,
@@ -646,6 +753,11 @@ impl Game {
                         } else if legal[i].text == legal[j].text {
                             report(format!("two different moves are both written {}", legal[i].text), g, ply);
                         }
+                    }
+                }
+                for (kind, p) in self.view_problems(&state, &legal, &players) {
+                    if view_kinds.insert(kind) {
+                        report(p, g, ply);
                     }
                 }
                 rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
