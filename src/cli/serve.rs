@@ -8,9 +8,18 @@ use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
 pub struct ServeArgs {
-    /// The address to listen on.
-    #[arg(long, default_value = "127.0.0.1:7878", value_name = "ADDR")]
-    pub listen: String,
+    /// Take newline-delimited JSON over TCP on this address (the default,
+    /// 127.0.0.1:7878, unless --http is given alone).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// Serve the web board and its API over HTTP on this address, e.g.
+    /// 127.0.0.1:8080.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Allow listening on an address other than loopback (anyone who can
+    /// reach it can play and query).
+    #[arg(long)]
+    pub public: bool,
     /// The folder of the games (default: $TABULA_GAMES, ./games, or the crate's games/).
     #[arg(long, visible_alias = "games-dir", value_name = "DIR")]
     pub games: Option<PathBuf>,
@@ -50,6 +59,21 @@ fn seconds(name: &str, s: f64) -> Result<Duration, CliError> {
     }
 }
 
+/// Refuses an address other than loopback without `--public`, and warns
+/// with it.
+fn exposed(addr: std::net::SocketAddr, public: bool) -> Result<(), CliError> {
+    if addr.ip().is_loopback() {
+        return Ok(());
+    }
+    if !public {
+        return Err(CliError(format!(
+            "{addr} is reachable from other machines, and anyone who reaches it can play and query: add --public to listen there anyway"
+        )));
+    }
+    eprintln!("tabula serve: warning: listening on {addr}: anyone who can reach it can play and query");
+    Ok(())
+}
+
 pub fn run(a: ServeArgs) -> Result<i32, CliError> {
     let config = Config {
         games_dir: crate::game::games_dir(a.games.as_deref()),
@@ -63,13 +87,26 @@ pub fn run(a: ServeArgs) -> Result<i32, CliError> {
         session_memory: a.session_memory,
         max_reply: a.max_reply,
     };
-    let server =
-        Server::bind(&a.listen, config).map_err(|e| CliError(format!("cannot listen on {}: {e}", a.listen)))?;
+    let mut server = Server::new(config);
+    let tcp = match (&a.listen, &a.http) {
+        (Some(l), _) => Some(l.clone()),
+        (None, None) => Some("127.0.0.1:7878".to_string()),
+        (None, Some(_)) => None,
+    };
+    if let Some(l) = &tcp {
+        let addr = server.listen_tcp(l).map_err(|e| CliError(format!("cannot listen on {l}: {e}")))?;
+        exposed(addr, a.public)?;
+        eprintln!("tabula serve: listening on {addr} (newline-delimited JSON)");
+    }
+    if let Some(h) = &a.http {
+        let addr = server.listen_http(h).map_err(|e| CliError(format!("cannot listen on {h}: {e}")))?;
+        exposed(addr, a.public)?;
+        eprintln!("tabula serve: open http://{addr}/");
+    }
     let stop = server.stop_flag();
     ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst))
         .map_err(|e| CliError(format!("cannot handle Ctrl-C: {e}")))?;
-    let addr = server.local_addr().map_err(|e| CliError(e.to_string()))?;
-    eprintln!("tabula serve: listening on {addr} (newline-delimited JSON; Ctrl-C stops)");
+    eprintln!("tabula serve: Ctrl-C stops");
     server.run().map_err(|e| CliError(format!("server: {e}")))?;
     eprintln!("tabula serve: stopped");
     Ok(0)

@@ -1,0 +1,461 @@
+//! A game session: the state, its history, the seats' controllers, and
+//! every op on it. Owned by its thread; transports reach it through
+//! [`Job`]s.
+
+use super::{Config, Failure, Job, Reply, fail, one, required, text_field};
+use crate::ai::{self, Controller};
+use crate::engine::{Limits, QueryError};
+use crate::game::{Allowed, Game, LegalMove, Outcome, State, list_games};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::{Map, Value, json};
+use std::path::Path;
+use std::sync::mpsc;
+
+/// The computer player a hint asks when the seat to move has none.
+const HINT: &str = "mcts:500";
+
+/// A game being played: owned by its thread.
+pub(super) struct Session {
+    game: Game,
+    players: Vec<String>,
+    seats: Vec<(String, Controller)>,
+    state: State,
+    /// The moves played (notation), the state before each, and the clicks
+    /// that make each (to mark the last move on the board).
+    moves: Vec<String>,
+    before: Vec<State>,
+    clicks: Vec<Option<Vec<String>>>,
+    rng: ChaCha8Rng,
+    /// Whether the session plays its computer seats' moves itself.
+    auto: bool,
+    /// Event streams of the pages following the session.
+    followers: Vec<mpsc::Sender<Value>>,
+    config: Config,
+}
+
+impl Session {
+    pub(super) fn open(
+        path: &Path,
+        options: &[(String, String)],
+        seed: u64,
+        seats: Vec<(String, Controller)>,
+        auto: bool,
+        config: Config,
+    ) -> Result<Session, Failure> {
+        let (mut game, _) = Game::load(path)?;
+        let limits = Limits { max_memory: config.session_memory, ..game.engine().limits().clone() };
+        game.engine().set_limits(limits);
+        let opts = game.options_term(options)?;
+        let players = game.players(&opts)?;
+        if let Some((s, _)) = seats.iter().find(|(s, _)| !players.contains(s)) {
+            return Err(fail("bad_request", format!("no seat `{s}`; the seats are {}", players.join(", "))));
+        }
+        let state = game.initial_state(&opts, seed)?;
+        Ok(Session {
+            game,
+            players,
+            seats,
+            state,
+            moves: Vec::new(),
+            before: Vec::new(),
+            clicks: Vec::new(),
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            auto,
+            followers: Vec::new(),
+            config,
+        })
+    }
+
+    pub(super) fn summary(&mut self, id: u64) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("session".into(), json!(id));
+        m.insert("game".into(), json!(self.game.name));
+        m.insert("title".into(), json!(self.game.title));
+        m.insert("players".into(), json!(self.players));
+        m.insert("seats".into(), self.seats_json());
+        m.insert("hidden".into(), json!(self.game.hidden()));
+        match self.status() {
+            Ok(s) => {
+                m.insert("status".into(), Value::Object(s));
+            }
+            Err(f) => {
+                m.insert("status".into(), json!({"error": f.message}));
+            }
+        }
+        m
+    }
+
+    fn seats_json(&self) -> Value {
+        json!(self.seats.iter().map(|(s, c)| (s.clone(), json!(c.to_string()))).collect::<Map<_, _>>())
+    }
+
+    /// Answers jobs until `close`, the channel's end, or idleness.
+    pub(super) fn serve(&mut self, rx: mpsc::Receiver<Job>) {
+        self.computer_turns();
+        loop {
+            let job = match rx.recv_timeout(self.config.idle) {
+                Ok(j) => j,
+                Err(_) => return,
+            };
+            let (req, reply_tx) = match job {
+                Job::Request { req, reply } => (req, reply),
+                Job::Follow(tx) => {
+                    self.followers.push(tx);
+                    continue;
+                }
+            };
+            let op = req.get("op").and_then(Value::as_str).unwrap_or("").to_string();
+            let ply = self.moves.len();
+            let reply = self.handle(&req);
+            let _ = reply_tx.send(reply);
+            if op == "close" {
+                return;
+            }
+            if self.moves.len() != ply || op == "undo" {
+                self.tell_move();
+                self.computer_turns();
+            }
+        }
+    }
+
+    /// Tells every follower `event` (and forgets those that are gone).
+    fn tell(&mut self, event: Value) {
+        self.followers.retain(|f| f.send(event.clone()).is_ok());
+    }
+
+    fn tell_move(&mut self) {
+        let event = json!({"event": "move", "ply": self.moves.len(), "last_move": self.moves.last()});
+        self.tell(event);
+    }
+
+    /// With `auto`, the computer seats' moves, one after another, each
+    /// announced before it is thought about and after it is played.
+    fn computer_turns(&mut self) {
+        if !self.auto {
+            return;
+        }
+        loop {
+            if !matches!(self.game.outcome(&self.state), Ok(None)) {
+                return;
+            }
+            let Ok(mover) = self.game.to_move(&self.state) else { return };
+            if !self.seats.iter().any(|(s, c)| *s == mover && !c.is_human()) {
+                return;
+            }
+            self.tell(json!({"event": "thinking", "player": mover}));
+            match self.ai(None) {
+                Ok(_) => self.tell_move(),
+                Err(f) => {
+                    self.tell(json!({"event": "error", "code": f.code, "message": f.message}));
+                    return;
+                }
+            }
+        }
+    }
+
+    fn handle(&mut self, req: &Map<String, Value>) -> Reply {
+        match req.get("op").and_then(Value::as_str).unwrap_or("") {
+            "moves" => self.moves(),
+            "play" => {
+                let typed = required(req, "move", "play")?;
+                self.play(typed)
+            }
+            "ai" => self.ai(text_field(req, "controller")?),
+            "status" => self.status(),
+            "display" => {
+                let viewer = self.viewer(req)?;
+                let text = self.game.display(&self.state, &viewer)?;
+                Ok(one("text", json!(text)))
+            }
+            "view" => {
+                let viewer = self.viewer(req)?;
+                self.view(&viewer)
+            }
+            "undo" => self.undo(),
+            "hint" => self.hint(text_field(req, "controller")?),
+            "query" => self.query(required(req, "goal", "query")?),
+            "close" => Ok(one("closed", json!(true))),
+            other => Err(fail("bad_request", format!("unknown op `{other}`"))),
+        }
+    }
+
+    /// The request's `viewer`: a seat, or `spectator` (the default).
+    fn viewer(&self, req: &Map<String, Value>) -> Result<String, Failure> {
+        let viewer = text_field(req, "viewer")?.unwrap_or("spectator");
+        if viewer != "spectator" && !self.players.iter().any(|p| p == viewer) {
+            return Err(fail(
+                "bad_request",
+                format!("no viewer `{viewer}`: use a seat ({}) or spectator", self.players.join(", ")),
+            ));
+        }
+        Ok(viewer.to_string())
+    }
+
+    pub(super) fn status(&mut self) -> Reply {
+        let mut m = Map::new();
+        let over = self.game.outcome(&self.state)?;
+        let to_move = if over.is_none() { Some(self.game.to_move(&self.state)?) } else { None };
+        m.insert("to_move".into(), json!(to_move));
+        m.insert("game_over".into(), over.as_ref().map_or(Value::Null, Outcome::to_json));
+        let scores = self.game.scores(&self.state, &self.players)?;
+        // A score is a number when it is one, else its text.
+        let score = |s: String| {
+            s.parse::<i64>().map(Value::from).or_else(|_| s.parse::<f64>().map(Value::from)).unwrap_or(Value::String(s))
+        };
+        m.insert("scores".into(), Value::Object(scores.into_iter().map(|(p, s)| (p, score(s))).collect()));
+        m.insert("ply".into(), json!(self.moves.len()));
+        m.insert("last_move".into(), json!(self.moves.last()));
+        Ok(m)
+    }
+
+    /// Everything a page draws for `viewer`: the status, the moves so far,
+    /// the seats, the board (`view/3`, else `display/2`'s text), and, for
+    /// the player to move (or anyone when nothing is hidden), the legal
+    /// moves with their clicks.
+    fn view(&mut self, viewer: &str) -> Reply {
+        let mut m = self.status()?;
+        m.insert("title".into(), json!(self.game.title));
+        m.insert("viewer".into(), json!(viewer));
+        m.insert("players".into(), json!(self.players));
+        m.insert("seats".into(), self.seats_json());
+        m.insert("history".into(), json!(self.moves));
+        m.insert("last_clicks".into(), json!(self.clicks.last().cloned().flatten()));
+        let board = self.game.view(&self.state, viewer)?;
+        m.insert("board".into(), serde_json::to_value(&board).unwrap_or(Value::Null));
+        if board.is_none() {
+            m.insert("text".into(), json!(self.game.display(&self.state, viewer)?));
+        }
+        let to_move = m.get("to_move").and_then(Value::as_str).map(str::to_string);
+        let mut moves = Vec::new();
+        if let Some(mover) = to_move
+            && (mover == viewer || !self.game.hidden())
+        {
+            for l in self.game.legal_moves(&self.state)? {
+                let clicks = self.game.move_clicks(&self.state, &l.mv)?;
+                moves.push(json!({"text": l.text, "clicks": clicks}));
+            }
+        }
+        m.insert("moves".into(), Value::Array(moves));
+        Ok(m)
+    }
+
+    fn moves(&mut self) -> Reply {
+        if let Some(o) = self.game.outcome(&self.state)? {
+            let mut m = one("moves", json!([]));
+            m.insert("game_over".into(), o.to_json());
+            return Ok(m);
+        }
+        let to_move = self.game.to_move(&self.state)?;
+        let legal = self.game.legal_moves(&self.state)?;
+        let mut m = one("to_move", json!(to_move));
+        m.insert("moves".into(), json!(legal.iter().map(|l| l.text.clone()).collect::<Vec<_>>()));
+        Ok(m)
+    }
+
+    fn not_over(&mut self) -> Result<(), Failure> {
+        match self.game.outcome(&self.state)? {
+            Some(o) => Err(fail("game_over", format!("the game is over ({o})"))),
+            None => Ok(()),
+        }
+    }
+
+    fn play(&mut self, typed: &str) -> Reply {
+        self.not_over()?;
+        let legal = self.game.legal_moves(&self.state)?;
+        let k = self.game.match_move(&legal, typed)?;
+        self.apply(&legal[k])
+    }
+
+    fn apply(&mut self, l: &LegalMove) -> Reply {
+        let mover = self.game.to_move(&self.state)?;
+        let clicks = self.game.move_clicks(&self.state, &l.mv).ok().flatten();
+        self.before.push(std::mem::replace(&mut self.state, l.next.clone()));
+        self.moves.push(l.text.clone());
+        self.clicks.push(clicks);
+        let mut m = one("move", json!(l.text));
+        m.insert("player".into(), json!(mover));
+        m.insert("status".into(), Value::Object(self.status()?));
+        Ok(m)
+    }
+
+    /// Takes back the last move; in a session that plays its computer
+    /// seats, also the computer moves before it, back to a person's turn.
+    fn undo(&mut self) -> Reply {
+        let mut undone = Vec::new();
+        while let (Some(text), Some(state)) = (self.moves.pop(), self.before.pop()) {
+            self.clicks.pop();
+            self.state = state;
+            undone.push(text);
+            let mover = self.game.to_move(&self.state)?;
+            let computer = self.seats.iter().any(|(s, c)| *s == mover && !c.is_human());
+            if !(self.auto && computer) {
+                break;
+            }
+        }
+        if undone.is_empty() {
+            return Err(fail("bad_request", "no move to take back"));
+        }
+        let mut m = one("undone", json!(undone));
+        m.insert("status".into(), Value::Object(self.status()?));
+        Ok(m)
+    }
+
+    /// The computer's move for the player to move: `spec`'s, else the
+    /// seat's controller, else (`or`) a default.
+    fn computer_choice(
+        &mut self,
+        spec: Option<&str>,
+        or: Option<&str>,
+    ) -> Result<(LegalMove, Controller, String), Failure> {
+        self.not_over()?;
+        let mover = self.game.to_move(&self.state)?;
+        let seat = self.seats.iter().find(|(s, _)| *s == mover).map(|(_, c)| c.clone());
+        let c = match (spec, seat, or) {
+            (Some(s), _, _) => Controller::parse(s, None).map_err(|e| fail("bad_controller", e))?,
+            (None, Some(c), _) if !c.is_human() || or.is_none() => c,
+            (None, _, Some(d)) => Controller::parse(d, None).map_err(|e| fail("bad_controller", e))?,
+            (None, _, None) => {
+                return Err(fail(
+                    "bad_request",
+                    format!("`ai` needs a `controller` (no controller was given for seat {mover})"),
+                ));
+            }
+        };
+        if c.is_human() {
+            return Err(fail("bad_controller", "`human` is not a computer player"));
+        }
+        let legal = self.game.legal_moves(&self.state)?;
+        let choice = ai::choose(&mut self.game, &self.players, &self.state, &c, self.rng.r#gen(), 1)?;
+        let k = ai::position_of(&mut self.game, &legal, &choice)?;
+        Ok((legal[k].clone(), c, choice.info))
+    }
+
+    fn ai(&mut self, spec: Option<&str>) -> Reply {
+        let (l, c, info) = self.computer_choice(spec, None)?;
+        let mut m = self.apply(&l)?;
+        m.insert("controller".into(), json!(c.to_string()));
+        m.insert("info".into(), json!(info));
+        Ok(m)
+    }
+
+    /// A move the computer suggests for the player to move, not played.
+    fn hint(&mut self, spec: Option<&str>) -> Reply {
+        let (l, c, info) = self.computer_choice(spec, Some(HINT))?;
+        let mut m = one("move", json!(l.text));
+        m.insert("clicks".into(), json!(self.game.move_clicks(&self.state, &l.mv)?));
+        m.insert("controller".into(), json!(c.to_string()));
+        m.insert("info".into(), json!(info));
+        Ok(m)
+    }
+
+    /// A goal against the game's rules, within the server's step and time
+    /// limits.
+    fn query(&mut self, goal: &str) -> Reply {
+        let engine = self.game.engine();
+        let saved = engine.limits().clone();
+        engine.set_limits(Limits {
+            max_steps: Some(self.config.query_steps),
+            timeout: Some(self.config.query_time),
+            ..saved.clone()
+        });
+        let result = run_query(engine, goal, self.config.max_answers, self.config.max_reply);
+        self.game.engine().set_limits(saved);
+        result
+    }
+}
+
+/// The games in `dir`, each with its title, seats and options (for a new
+/// game's form); a game that does not load is listed with its error.
+pub(super) fn games(dir: &Path) -> Value {
+    let mut out = Vec::new();
+    for path in list_games(dir) {
+        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let mut g = match Game::load(&path) {
+            Ok((g, _)) => g,
+            Err(e) => {
+                out.push(json!({"name": name, "error": e.to_string()}));
+                continue;
+            }
+        };
+        let players = g.options_term(&[]).and_then(|o| g.players(&o)).unwrap_or_default();
+        let options: Vec<Value> = g
+            .options
+            .iter()
+            .map(|o| {
+                let allowed = match &o.allowed {
+                    Allowed::Between(l, h) => json!({"between": [l, h]}),
+                    Allowed::OneOf(v) => json!({"oneof": v}),
+                    Allowed::Any => json!("any"),
+                };
+                json!({"name": o.name, "default": o.default, "allowed": allowed, "help": o.help})
+            })
+            .collect();
+        out.push(json!({
+            "name": name,
+            "title": g.title,
+            "description": g.description,
+            "players": players,
+            "options": options,
+            "board": g.has_view(),
+        }));
+    }
+    Value::Array(out)
+}
+
+fn run_query(engine: &mut crate::engine::Engine, goal: &str, max: usize, max_reply: usize) -> Reply {
+    let goal = goal.trim().trim_end_matches('.').trim();
+    let mut q = engine.query(goal).map_err(|e| match e {
+        QueryError::Syntax(d) => fail("query_syntax", crate::syntax::render("goal", goal, std::slice::from_ref(&d))),
+        e => fail("query_error", e.to_string()),
+    })?;
+    let mut answers = Vec::new();
+    let mut output = String::new();
+    let mut more = false;
+    let mut size = 0;
+    let too_big = || {
+        fail(
+            "limit",
+            format!(
+                "the reply would hold more than {max_reply} bytes of answers and output (the server's --max-reply)"
+            ),
+        )
+    };
+    loop {
+        if answers.len() >= max {
+            more = !q.is_done();
+            break;
+        }
+        match q.next() {
+            Some(Ok(a)) => {
+                size += a.output.len() + a.bindings.iter().map(|b| b.name.len() + b.text.len()).sum::<usize>();
+                if size > max_reply {
+                    return Err(too_big());
+                }
+                output.push_str(&a.output);
+                let b: Map<String, Value> = a.bindings.iter().map(|b| (b.name.clone(), json!(b.text))).collect();
+                answers.push(Value::Object(b));
+                if q.is_done() {
+                    break;
+                }
+            }
+            None => break,
+            Some(Err(QueryError::Limit { message, .. })) => return Err(fail("limit", message)),
+            Some(Err(QueryError::Halt(_))) => {
+                return Err(fail("query_error", "halt/0 is not allowed in a served query"));
+            }
+            Some(Err(e)) => return Err(fail("query_error", e.to_string())),
+        }
+    }
+    output.push_str(&q.take_output());
+    if size + output.len() > max_reply {
+        return Err(too_big());
+    }
+    let mut m = one("result", json!(if answers.is_empty() { "false" } else { "true" }));
+    m.insert("answers".into(), Value::Array(answers));
+    m.insert("more".into(), json!(more));
+    if !output.is_empty() {
+        m.insert("output".into(), json!(output));
+    }
+    Ok(m)
+}

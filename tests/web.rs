@@ -1,0 +1,298 @@
+//! `tabula serve --http`: the page and its files, the JSON API over HTTP
+//! (the same ops as over TCP, plus `view`, `undo`, `hint`, `games`), the
+//! event stream a page follows, bad input of every kind, and 32 clients
+//! playing at once, each game's record equal to its local replay.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tabula::game::Game;
+use tabula::server::{Config, Server};
+
+struct Running {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn start() -> Running {
+    let config = Config { games_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("games"), ..Config::default() };
+    let mut server = Server::new(config);
+    let addr = server.listen_http("127.0.0.1:0").unwrap();
+    let stop = server.stop_flag();
+    let thread = std::thread::spawn(move || server.run().unwrap());
+    Running { addr, stop, thread: Some(thread) }
+}
+
+/// One HTTP/1.1 exchange on a fresh connection: the status and the body.
+fn http(addr: SocketAddr, method: &str, path: &str, body: &[u8]) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    let _ = s.write_all(body);
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no HTTP reply: {text:?}"));
+    let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap();
+    // Bodies of unknown length come chunked.
+    let body =
+        if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { unchunk(body) } else { body.into() };
+    (status, body)
+}
+
+fn unchunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = &rest[n + 2..];
+    }
+    out
+}
+
+fn api(addr: SocketAddr, req: Value) -> (u16, Value) {
+    let (status, body) = http(addr, "POST", "/api", req.to_string().as_bytes());
+    (status, serde_json::from_str(&body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}")))
+}
+
+fn ok(addr: SocketAddr, req: Value) -> Value {
+    let (status, v) = api(addr, req.clone());
+    assert_eq!((status, &v["ok"]), (200, &json!(true)), "{req} -> {v}");
+    v
+}
+
+#[test]
+fn the_page_and_its_files_and_nothing_else() {
+    let s = start();
+    let (status, page) = http(s.addr, "GET", "/", b"");
+    assert_eq!(status, 200);
+    assert!(page.contains("<svg id=\"board\"") && page.contains("/board.js"), "{page}");
+    for f in ["/board.js", "/board.css"] {
+        let (status, body) = http(s.addr, "GET", f, b"");
+        assert_eq!(status, 200, "{f}");
+        assert!(body.len() > 500, "{f}: {body}");
+    }
+    for bad in
+        ["/../Cargo.toml", "/src/server/web/board.js", "/%2e%2e/%2e%2e/etc/passwd", "/api", "/games/breakthrough.rules"]
+    {
+        let (status, body) = http(s.addr, "GET", bad, b"");
+        assert!(status == 404 || status == 405, "{bad}: {status} {body}");
+        assert!(!body.contains("title('Breakthrough')") && !body.contains("[package]"), "{bad} served a file: {body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["ok"], json!(false), "{bad}");
+    }
+}
+
+#[test]
+fn bad_requests_get_json_errors_and_the_session_plays_on() {
+    let s = start();
+    let game = ok(s.addr, json!({"op": "new", "game": "breakthrough", "options": {"rows": 5, "cols": 5}}));
+    let id = game["session"].clone();
+    let cases: Vec<(&str, Vec<u8>, u16, &str)> = vec![
+        ("malformed JSON", b"{\"op\": ".to_vec(), 400, "bad_json"),
+        ("not an object", b"[1, 2]".to_vec(), 400, "bad_request"),
+        ("not UTF-8", vec![0xff, 0xfe, 0x7b], 400, "bad_json"),
+        ("unknown op", json!({"op": "fly", "session": id}).to_string().into_bytes(), 400, "bad_request"),
+        ("unknown session", json!({"op": "view", "session": 999}).to_string().into_bytes(), 404, "unknown_session"),
+        (
+            "illegal move",
+            json!({"op": "play", "session": id, "move": "a1-a5"}).to_string().into_bytes(),
+            400,
+            "illegal_move",
+        ),
+        (
+            "bad viewer",
+            json!({"op": "view", "session": id, "viewer": "red"}).to_string().into_bytes(),
+            400,
+            "bad_request",
+        ),
+        ("nothing to undo", json!({"op": "undo", "session": id}).to_string().into_bytes(), 400, "bad_request"),
+        ("oversized body", vec![b' '; 70_000], 413, "too_large"),
+    ];
+    for (what, body, status, code) in cases {
+        let (got, text) = http(s.addr, "POST", "/api", &body);
+        let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {text}"));
+        assert_eq!((got, v["error"]["code"].as_str()), (status, Some(code)), "{what}: {v}");
+        assert!(v["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{what}: {v}");
+    }
+    let (status, _) = http(s.addr, "DELETE", "/api", b"");
+    assert_eq!(status, 405);
+    // The session is unharmed.
+    let played = ok(s.addr, json!({"op": "play", "session": id, "move": "b2-b3"}));
+    assert_eq!(played["status"]["to_move"], json!("black"));
+}
+
+#[test]
+fn a_page_sees_the_board_its_moves_and_their_clicks() {
+    let s = start();
+    let g = ok(s.addr, json!({"op": "new", "game": "breakthrough", "options": {"rows": 5, "cols": 5}}));
+    let v = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": "white"}));
+    assert_eq!(v["board"]["sites"].as_array().unwrap().len(), 25);
+    assert_eq!(v["board"]["pieces"].as_array().unwrap().len(), 20);
+    let moves = v["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 13, "{v}");
+    assert!(moves.iter().any(|m| m["text"] == json!("b2-b3") && m["clicks"] == json!(["b2", "b3"])), "{v}");
+    // Taken back: the position and the history are as before.
+    ok(s.addr, json!({"op": "play", "session": g["session"], "move": "b2-b3"}));
+    let after = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": "white"}));
+    assert_eq!(after["last_clicks"], json!(["b2", "b3"]));
+    ok(s.addr, json!({"op": "undo", "session": g["session"]}));
+    let back = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": "white"}));
+    assert_eq!(back["board"], v["board"]);
+    assert_eq!(back["history"], json!([]));
+    // A hint is a legal move, not played.
+    let h = ok(s.addr, json!({"op": "hint", "session": g["session"], "controller": "greedy"}));
+    assert!(moves.iter().any(|m| m["text"] == h["move"] && m["clicks"] == h["clicks"]), "{h}");
+    assert_eq!(ok(s.addr, json!({"op": "status", "session": g["session"]}))["ply"], json!(0));
+}
+
+#[test]
+fn hidden_hands_stay_with_their_seat() {
+    let s = start();
+    let g = ok(s.addr, json!({"op": "new", "game": "domin-up", "seed": 4}));
+    let mover = ok(s.addr, json!({"op": "status", "session": g["session"]}))["to_move"].as_str().unwrap().to_string();
+    let other = if mover == "p1" { "p2" } else { "p1" };
+    let mine = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": mover}));
+    let theirs = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": other}));
+    let spectator = ok(s.addr, json!({"op": "view", "session": g["session"]}));
+    // The mover sees its tiles and can place them by clicks.
+    let hand =
+        |v: &Value, p: &str| v["board"]["hands"].as_array().unwrap().iter().find(|h| h["player"] == json!(p)).cloned();
+    let own = hand(&mine, &mover).unwrap();
+    assert!(own["items"].as_array().unwrap().iter().all(|i| i["kind"] == json!("piece")));
+    let first = &mine["moves"][0];
+    assert!(first["clicks"][0].as_str().unwrap().starts_with("hand("), "{first}");
+    // The others see a count only, and no moves (their notation names the tiles).
+    for v in [&theirs, &spectator] {
+        let h = hand(v, &mover).unwrap();
+        assert_eq!(h["items"].as_array().unwrap().len(), 1, "{h}");
+        assert_eq!(h["items"][0]["kind"], json!("hidden"));
+        assert_eq!(v["moves"], json!([]));
+        let text = v.to_string();
+        for item in own["items"].as_array().unwrap() {
+            let label = item["label"].as_str().unwrap();
+            assert!(!text.contains(&format!("\"{label}\"")), "{} sees {label}", v["viewer"]);
+        }
+    }
+}
+
+/// Reads events from a session's stream until `n` have come.
+fn events(addr: SocketAddr, session: &Value, n: usize) -> std::thread::JoinHandle<Vec<Value>> {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    write!(s, "GET /api/events?session={session} HTTP/1.1\r\nHost: test\r\n\r\n").unwrap();
+    let mut r = BufReader::new(s);
+    let mut line = String::new();
+    // The head, up to the empty line, and the first comment: the stream is open.
+    while r.read_line(&mut line).is_ok_and(|k| k > 0) && !line.starts_with(": hello") {
+        line.clear();
+    }
+    std::thread::spawn(move || {
+        let mut got = Vec::new();
+        let mut line = String::new();
+        while got.len() < n {
+            line.clear();
+            if r.read_line(&mut line).unwrap_or(0) == 0 {
+                break;
+            }
+            if let Some(data) = line.strip_prefix("data: ") {
+                got.push(serde_json::from_str(data.trim()).unwrap());
+            }
+        }
+        got
+    })
+}
+
+#[test]
+fn every_page_of_a_session_hears_of_each_move_and_the_computer_replies() {
+    let s = start();
+    let g = ok(
+        s.addr,
+        json!({"op": "new", "game": "breakthrough", "options": {"rows": 5, "cols": 5}, "seats": {"black": "random"}, "auto": true, "seed": 2}),
+    );
+    let (a, b) = (events(s.addr, &g["session"], 3), events(s.addr, &g["session"], 3));
+    ok(s.addr, json!({"op": "play", "session": g["session"], "move": "c2-c3"}));
+    for page in [a, b] {
+        let got = page.join().unwrap();
+        let kinds: Vec<&str> = got.iter().map(|e| e["event"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["move", "thinking", "move"], "{got:?}");
+        assert_eq!(got[0]["last_move"], json!("c2-c3"));
+        assert_eq!(got[2]["ply"], json!(2));
+    }
+    // The computer's reply is in the session; undo takes back both moves.
+    let v = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": "white"}));
+    assert_eq!(v["history"].as_array().unwrap().len(), 2);
+    let u = ok(s.addr, json!({"op": "undo", "session": g["session"]}));
+    assert_eq!(u["undone"].as_array().unwrap().len(), 2, "{u}");
+    let (status, body) = http(s.addr, "GET", "/api/events?session=77", b"");
+    assert_eq!(status, 404, "{body}");
+}
+
+#[test]
+fn thirty_two_clients_play_at_once_and_every_record_replays() {
+    let s = start();
+    let addr = s.addr;
+    let clients: Vec<_> = (0..32u64)
+        .map(|k| {
+            std::thread::spawn(move || {
+                let seed = 100 + k;
+                let g = ok(
+                    addr,
+                    json!({"op": "new", "game": "breakthrough", "options": {"rows": 5, "cols": 5}, "seed": seed}),
+                );
+                let id = g["session"].clone();
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                loop {
+                    let v = ok(addr, json!({"op": "view", "session": id, "viewer": "spectator"}));
+                    if !v["game_over"].is_null() {
+                        let history: Vec<String> =
+                            v["history"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string()).collect();
+                        ok(addr, json!({"op": "close", "session": id}));
+                        return (seed, history, v["game_over"].clone());
+                    }
+                    let moves = v["moves"].as_array().unwrap();
+                    let m = &moves[rng.gen_range(0..moves.len())];
+                    ok(addr, json!({"op": "play", "session": id, "move": m["text"]}));
+                }
+            })
+        })
+        .collect();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("games/breakthrough.rules");
+    let (mut game, _) = Game::load(&path).unwrap();
+    let o = game.options_term(&[("rows".into(), "5".into()), ("cols".into(), "5".into())]).unwrap();
+    for c in clients {
+        let (seed, history, over) = c.join().unwrap();
+        let mut state = game.initial_state(&o, seed).unwrap();
+        for m in &history {
+            let legal = game.legal_moves(&state).unwrap();
+            let k = game.match_move(&legal, m).unwrap_or_else(|e| panic!("seed {seed}: {m}: {e}"));
+            assert_eq!(&legal[k].text, m);
+            state = legal[k].next.clone();
+        }
+        let outcome = game.outcome(&state).unwrap().expect("the replay ends too");
+        assert_eq!(outcome.to_json(), over, "seed {seed}");
+    }
+}
