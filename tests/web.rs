@@ -3,86 +3,17 @@
 //! event stream a page follows, bad input of every kind, and 32 clients
 //! playing at once, each game's record equal to its local replay.
 
+mod common;
+
+use common::web::{http, ok, start};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tabula::game::Game;
-use tabula::server::{Config, Server};
-
-struct Running {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-fn start() -> Running {
-    let config = Config { games_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("games"), ..Config::default() };
-    let mut server = Server::new(config);
-    let addr = server.listen_http("127.0.0.1:0").unwrap();
-    let stop = server.stop_flag();
-    let thread = std::thread::spawn(move || server.run().unwrap());
-    Running { addr, stop, thread: Some(thread) }
-}
-
-/// One HTTP/1.1 exchange on a fresh connection: the status and the body.
-fn http(addr: SocketAddr, method: &str, path: &str, body: &[u8]) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes()).unwrap();
-    let _ = s.write_all(body);
-    let mut raw = Vec::new();
-    let _ = s.read_to_end(&mut raw);
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no HTTP reply: {text:?}"));
-    let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap();
-    // Bodies of unknown length come chunked.
-    let body =
-        if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { unchunk(body) } else { body.into() };
-    (status, body)
-}
-
-fn unchunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = s.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        s = &rest[n + 2..];
-    }
-    out
-}
-
-fn api(addr: SocketAddr, req: Value) -> (u16, Value) {
-    let (status, body) = http(addr, "POST", "/api", req.to_string().as_bytes());
-    (status, serde_json::from_str(&body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}")))
-}
-
-fn ok(addr: SocketAddr, req: Value) -> Value {
-    let (status, v) = api(addr, req.clone());
-    assert_eq!((status, &v["ok"]), (200, &json!(true)), "{req} -> {v}");
-    v
-}
 
 #[test]
 fn the_page_and_its_files_and_nothing_else() {

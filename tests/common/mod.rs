@@ -2,6 +2,8 @@
 //! in SWI-Prolog, and the query-fixture driver.
 #![allow(dead_code)]
 
+pub mod web;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tabula::engine::{Engine, Limits};

@@ -103,16 +103,29 @@ async function newGame() {
 
 // ---- playing -------------------------------------------------------------
 
+// Replies may arrive out of order; the session answers requests in
+// order, so the reply to the latest request is the latest position.
+let asked = 0;
+let shown = 0;
+
 async function load() {
+  const n = ++asked;
+  let reply;
   try {
-    view = await api({ op: 'view', session, viewer: seat });
+    reply = await api({ op: 'view', session, viewer: seat });
   } catch (e) {
     say(e.message);
     return;
   }
+  if (n < shown) return;
+  shown = n;
+  view = reply;
   thinking = null;
   path = [];
   render();
+  // For tests and scripts: the last reply, and the ply on the page.
+  window.tabulaView = view;
+  document.body.dataset.ply = view.ply;
 }
 
 function myTurn() {
@@ -178,6 +191,26 @@ function colour(name) {
 
 function inkOn(fill) { return DARK_TEXT_ON.has(fill) ? '#222' : '#fff'; }
 
+// A pale version of a colour, for areas behind the pieces.
+function tint(c) { return `color-mix(in srgb, ${c} 35%, white)`; }
+
+// The convex hull of points (monotone chain), in order around.
+function hull(points) {
+  const p = [...points].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  if (p.length < 3) return p;
+  const cross = (o, a, b) => (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
+  const half = (pts) => {
+    const out = [];
+    for (const q of pts) {
+      while (out.length >= 2 && cross(out[out.length - 2], out[out.length - 1], q) <= 0) out.pop();
+      out.push(q);
+    }
+    out.pop();
+    return out;
+  };
+  return half(p).concat(half([...p].reverse()));
+}
+
 function drawBoard(b) {
   const svg = $('board');
   svg.replaceChildren();
@@ -188,8 +221,21 @@ function drawBoard(b) {
   const fy = (y) => (flipped ? y0 + y1 - y : y);
   svg.setAttribute('viewBox', `${x0 - 0.6} ${y0 - 0.6} ${x1 - x0 + 1.2} ${y1 - y0 + 1.2}`);
   const at = new Map(b.sites.map((s) => [s.id, s]));
+  // A region of squares tints each square (a chequered board); one of
+  // circles or hexes tints the area they span (Campo Bello's triangles).
   const tinted = new Map();
-  for (const r of b.regions) for (const id of r.sites) tinted.set(id, r.colour);
+  for (const r of b.regions) {
+    const sites = r.sites.map((id) => at.get(id)).filter(Boolean);
+    if (sites.every((s) => s.shape === 'square')) {
+      for (const s of sites) tinted.set(s.id, r.colour);
+      continue;
+    }
+    const pts = hull(sites.map((s) => [fx(s.x), fy(s.y)]));
+    el('polygon', {
+      class: 'region', points: pts.map((p) => p.join(',')).join(' '),
+      style: `fill: ${tint(colour(r.colour))}; stroke: ${tint(colour(r.colour))}`,
+    }, svg);
+  }
   for (const [a, c] of b.lines) {
     const p = at.get(a), q = at.get(c);
     if (p && q) el('line', { class: 'line', x1: fx(p.x), y1: fy(p.y), x2: fx(q.x), y2: fy(q.y) }, svg);
@@ -213,10 +259,7 @@ function drawBoard(b) {
       shape = el('polygon', { ...attrs, points: pts.join(' ') }, svg);
     } else shape = el('rect', { ...attrs, x: fx(s.x) - 0.5, y: fy(s.y) - 0.5, width: 1, height: 1 }, svg);
     const t = tinted.get(s.id);
-    if (t && !cls.includes('chosen')) {
-      shape.style.fill = colour(t);
-      if (s.shape === 'circle') shape.style.fillOpacity = 0.45;
-    }
+    if (t && !cls.includes('chosen')) shape.style.fill = colour(t);
     shape.addEventListener('click', () => click(s.id));
   }
   const inTile = new Set();
@@ -228,10 +271,10 @@ function drawBoard(b) {
     const [ya, yb] = [Math.min(fy(p.y), fy(q.y)), Math.max(fy(p.y), fy(q.y))];
     const piece = b.pieces.find((x) => x.at === a);
     el('rect', {
-      class: 'tile', x: xa - 0.45, y: ya - 0.45, width: xb - xa + 0.9, height: yb - ya + 0.9, rx: 0.12,
+      class: 'domino', x: xa - 0.45, y: ya - 0.45, width: xb - xa + 0.9, height: yb - ya + 0.9, rx: 0.12,
       style: `fill: ${piece ? colour(piece.colour) : 'none'}`,
     }, svg);
-    el('line', { class: 'tile', x1: (fx(p.x) + fx(q.x)) / 2 - (ya === yb ? 0 : 0.35), y1: (fy(p.y) + fy(q.y)) / 2 - (ya === yb ? 0.35 : 0),
+    el('line', { class: 'domino', x1: (fx(p.x) + fx(q.x)) / 2 - (ya === yb ? 0 : 0.35), y1: (fy(p.y) + fy(q.y)) / 2 - (ya === yb ? 0.35 : 0),
       x2: (fx(p.x) + fx(q.x)) / 2 + (ya === yb ? 0 : 0.35), y2: (fy(p.y) + fy(q.y)) / 2 + (ya === yb ? 0.35 : 0) }, svg);
   }
   for (const p of b.pieces) {
@@ -250,7 +293,7 @@ function drawBoard(b) {
   for (const [id, h] of b.stacks) {
     const s = at.get(id);
     if (!s) continue;
-    const t = el('text', { class: 'stack', x: fx(s.x) + 0.3, y: fy(s.y) - 0.3 }, svg);
+    const t = el('text', { class: 'stack', x: fx(s.x) + 0.27, y: fy(s.y) - 0.27 }, svg);
     t.textContent = `▲${h}`;
   }
   for (const l of b.labels) {

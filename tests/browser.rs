@@ -1,0 +1,214 @@
+//! The web board in a real browser (headless Chromium through WebDriver):
+//! a whole Breakthrough game clicked to its end against `random`, with a
+//! reload in the middle; a Domin-Up tile placed from the hand by clicks,
+//! and seat 2's page holding none of seat 1's tiles; a Campo Bello jump
+//! with a removal; two browsers on one session seeing each other's moves.
+//! Screenshots of the four boards go to `target/screenshots/`. Without
+//! chromedriver the tests say they skipped, except under `CI=true`.
+
+mod common;
+
+use common::web::{Browser, ok, start};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+fn shot(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots").join(format!("{name}.png"))
+}
+
+/// Waits for the page to show a position after ply `after` where it is the
+/// page's seat to move, or the end; the view.
+fn my_turn(b: &Browser, seat: &str, after: i64) -> Value {
+    b.wait(
+        &format!(
+            "const v = window.tabulaView; \
+             return v && v.ply > {after} && !document.querySelector('#turn.thinking') \
+               && (v.game_over || (v.to_move === '{seat}' && v.moves.length > 0)) ? v : false"
+        ),
+        &format!("{seat}'s turn after ply {after}"),
+    )
+}
+
+/// A CSS selector for a click: a site or a hand item.
+fn target(id: &str) -> String {
+    let quoted = id.replace('\\', "\\\\").replace('"', "\\\"");
+    format!("[data-site=\"{quoted}\"], [data-hand=\"{quoted}\"]")
+}
+
+/// Clicks a move's sites and hand items, one after another.
+fn click_move(b: &Browser, m: &Value) {
+    for c in m["clicks"].as_array().unwrap() {
+        b.click(&target(c.as_str().unwrap()));
+    }
+}
+
+#[test]
+fn a_whole_breakthrough_game_is_clicked_to_its_end_against_random() {
+    let Some(b) = Browser::start() else { return };
+    let s = start();
+    let g = ok(
+        s.addr,
+        json!({"op": "new", "game": "breakthrough", "options": {"rows": 5, "cols": 5},
+               "seats": {"white": "human", "black": "random"}, "auto": true, "seed": 9}),
+    );
+    let url = format!("http://{}/?session={}&seat=white", s.addr, g["session"]);
+    b.go(&url);
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let mut ply = -1;
+    let mut reloaded = false;
+    let end = loop {
+        let v = my_turn(&b, "white", ply);
+        if !v["game_over"].is_null() {
+            break v;
+        }
+        if v["ply"] == json!(4) && !reloaded {
+            // A reload mid-game shows the same game, and play goes on.
+            reloaded = true;
+            b.go(&url);
+            let again = my_turn(&b, "white", -1);
+            assert_eq!(again["history"], v["history"]);
+        }
+        let moves = v["moves"].as_array().unwrap();
+        let m = &moves[rng.gen_range(0..moves.len())];
+        click_move(&b, m);
+        ply = v["ply"].as_i64().unwrap();
+        // The move is played (and the computer replies) without a reload.
+        b.wait(&format!("return window.tabulaView.ply > {ply}"), "the move to be played");
+        let now = b.script("return window.tabulaView.history");
+        assert_eq!(now[ply as usize], m["text"], "{now}");
+    };
+    let turn = b.script("return document.getElementById('turn').textContent");
+    assert!(turn.as_str().unwrap().starts_with("Game over"), "{turn}");
+    let server = ok(s.addr, json!({"op": "status", "session": g["session"]}));
+    assert_eq!(server["game_over"], end["game_over"]);
+    b.screenshot(&shot("breakthrough"));
+}
+
+/// Plays random moves through the API until `pred` holds for the view of
+/// the seat to move; that seat and its view.
+fn play_until(s: std::net::SocketAddr, session: &Value, seed: u64, pred: impl Fn(&Value) -> bool) -> (String, Value) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    for _ in 0..200 {
+        let st = ok(s, json!({"op": "status", "session": session}));
+        let seat = st["to_move"].as_str().expect("the game goes on").to_string();
+        let v = ok(s, json!({"op": "view", "session": session, "viewer": seat}));
+        if pred(&v) {
+            return (seat, v);
+        }
+        let moves = v["moves"].as_array().unwrap();
+        let m = &moves[rng.gen_range(0..moves.len())];
+        ok(s, json!({"op": "play", "session": session, "move": m["text"]}));
+    }
+    panic!("no such position in 200 plies");
+}
+
+#[test]
+fn a_domin_up_tile_is_placed_from_the_hand_and_the_other_seat_never_sees_it() {
+    let Some(b) = Browser::start() else { return };
+    let s = start();
+    let g = ok(s.addr, json!({"op": "new", "game": "domin-up", "seed": 12}));
+    let (seat, v) = play_until(s.addr, &g["session"], 12, |v| v["history"].as_array().unwrap().len() >= 6);
+    let other = if seat == "p1" { "p2" } else { "p1" };
+    // Seat 2's page: no tile of the mover's hand, in the page or its data.
+    b.go(&format!("http://{}/?session={}&seat={other}", s.addr, g["session"]));
+    b.wait("return window.tabulaView && window.tabulaView.board", "the other seat's board");
+    let source = b.source();
+    let data = b.script("return JSON.stringify(window.tabulaView)").as_str().unwrap().to_string();
+    let hand = v["board"]["hands"].as_array().unwrap().iter().find(|h| h["player"] == json!(seat)).unwrap().clone();
+    assert!(source.contains("hidden"), "the other seat sees the count");
+    // (Hand ids are places in the viewer's own hand: the labels tell.)
+    for item in hand["items"].as_array().unwrap() {
+        let label = item["label"].as_str().unwrap();
+        assert!(
+            !source.contains(&format!(">{label}<")) && !data.contains(&format!("\"{label}\"")),
+            "{other} sees {label}"
+        );
+    }
+    b.screenshot(&shot("domin-up-other-seat"));
+    // The mover's page: the tile from the hand, then its two cells.
+    b.go(&format!("http://{}/?session={}&seat={seat}", s.addr, g["session"]));
+    let v = my_turn(&b, &seat, -1);
+    let m =
+        v["moves"].as_array().unwrap().iter().find(|m| m["clicks"].as_array().is_some_and(|c| c.len() == 3)).unwrap();
+    assert!(m["clicks"][0].as_str().unwrap().starts_with("hand("), "{m}");
+    b.screenshot(&shot("domin-up"));
+    click_move(&b, m);
+    let ply = v["ply"].as_i64().unwrap();
+    b.wait(&format!("return window.tabulaView.ply > {ply}"), "the tile to be placed");
+    let last = ok(s.addr, json!({"op": "status", "session": g["session"]}))["last_move"].clone();
+    assert_eq!(last, m["text"]);
+}
+
+#[test]
+fn a_campo_bello_jump_then_the_mover_to_remove() {
+    let Some(b) = Browser::start() else { return };
+    let s = start();
+    let g = ok(s.addr, json!({"op": "new", "game": "campo-bello", "seed": 3}));
+    // A position where a jump over an opponent makes the mover remove one
+    // of its own: a move whose notation has ` x `.
+    let removal =
+        |v: &Value| v["moves"].as_array().unwrap().iter().any(|m| m["text"].as_str().unwrap().contains(" x "));
+    let (seat, v) = play_until(s.addr, &g["session"], 3, removal);
+    let m =
+        v["moves"].as_array().unwrap().iter().find(|m| m["text"].as_str().unwrap().contains(" x ")).unwrap().clone();
+    b.go(&format!("http://{}/?session={}&seat={seat}", s.addr, g["session"]));
+    my_turn(&b, &seat, -1);
+    b.screenshot(&shot("campo-bello"));
+    let clicks = m["clicks"].as_array().unwrap();
+    // The jump path: each point but the last offers what may follow.
+    for (i, c) in clicks.iter().enumerate() {
+        let id = c.as_str().unwrap();
+        let offered = b.script(&format!(
+            "return [...document.querySelectorAll('.site.target')].map(e => e.dataset.site).includes({})",
+            json!(id)
+        ));
+        if i > 0 || offered == json!(true) {
+            assert_eq!(offered, json!(true), "click {i} ({id}) of {} is not offered", m["text"]);
+        }
+        b.click(&target(id));
+    }
+    // Played at once, or, where the path could also go on, a button to
+    // stop here.
+    let ply = v["ply"].as_i64().unwrap();
+    let stop = format!("[...document.querySelectorAll('#choices button')].find(e => e.textContent === {})", m["text"]);
+    let how = b.wait(
+        &format!("return window.tabulaView.ply > {ply} ? 'played' : ({stop} ? 'offered' : false)"),
+        "the jump to be played or offered",
+    );
+    if how == json!("offered") {
+        b.script(&format!("{stop}.click()"));
+    }
+    b.wait(&format!("return window.tabulaView.ply > {ply}"), "the jump to be played");
+    let last = ok(s.addr, json!({"op": "status", "session": g["session"]}))["last_move"].clone();
+    assert_eq!(last, m["text"]);
+}
+
+#[test]
+fn two_browsers_on_one_session_see_each_others_moves() {
+    let Some(white) = Browser::start() else { return };
+    let Some(black) = Browser::start() else { return };
+    let s = start();
+    let g = ok(s.addr, json!({"op": "new", "game": "hasami-shogi", "seed": 1, "seats": {}}));
+    black.go(&format!("http://{}/?session={}&seat=black", s.addr, g["session"]));
+    white.go(&format!("http://{}/?session={}&seat=white", s.addr, g["session"]));
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    // Hasami Shogi: black moves first.
+    let (mut mover, mut waiter, mut seats) = (&black, &white, ("black", "white"));
+    for ply in 0..4 {
+        let v = my_turn(mover, seats.0, ply - 1);
+        let moves = v["moves"].as_array().unwrap();
+        let m = &moves[rng.gen_range(0..moves.len())];
+        click_move(mover, m);
+        // The other page hears of it and redraws, with no reload.
+        let seen = waiter.wait(
+            &format!("return window.tabulaView && window.tabulaView.ply > {ply} ? window.tabulaView.last_move : false"),
+            "the other page to see the move",
+        );
+        assert_eq!(&seen, &m["text"]);
+        (mover, waiter) = (waiter, mover);
+        seats = (seats.1, seats.0);
+    }
+    white.screenshot(&shot("hasami-shogi"));
+}
