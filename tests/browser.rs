@@ -31,6 +31,11 @@ fn my_turn(b: &Browser, seat: &str, after: i64) -> Value {
     )
 }
 
+/// A seat's page: its link, with its token.
+fn page(addr: std::net::SocketAddr, g: &Value, seat: &str) -> String {
+    format!("http://{addr}/?session={}&seat={seat}&token={}", g["session"], g["tokens"][seat].as_str().unwrap())
+}
+
 /// A CSS selector for a click: a site or a hand item.
 fn target(id: &str) -> String {
     let quoted = id.replace('\\', "\\\\").replace('"', "\\\"");
@@ -53,7 +58,7 @@ fn a_whole_breakthrough_game_is_clicked_to_its_end_against_random() {
         json!({"op": "new", "game": "breakthrough", "options": {"rows": 5, "cols": 5},
                "seats": {"white": "human", "black": "random"}, "auto": true, "seed": 9}),
     );
-    let url = format!("http://{}/?session={}&seat=white", s.addr, g["session"]);
+    let url = page(s.addr, &g, "white");
     b.go(&url);
     let mut rng = ChaCha8Rng::seed_from_u64(9);
     let mut ply = -1;
@@ -88,18 +93,20 @@ fn a_whole_breakthrough_game_is_clicked_to_its_end_against_random() {
 
 /// Plays random moves through the API until `pred` holds for the view of
 /// the seat to move; that seat and its view.
-fn play_until(s: std::net::SocketAddr, session: &Value, seed: u64, pred: impl Fn(&Value) -> bool) -> (String, Value) {
+fn play_until(s: std::net::SocketAddr, g: &Value, seed: u64, pred: impl Fn(&Value) -> bool) -> (String, Value) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let session = &g["session"];
     for _ in 0..200 {
         let st = ok(s, json!({"op": "status", "session": session}));
         let seat = st["to_move"].as_str().expect("the game goes on").to_string();
-        let v = ok(s, json!({"op": "view", "session": session, "viewer": seat}));
+        let token = &g["tokens"][&seat];
+        let v = ok(s, json!({"op": "view", "session": session, "viewer": seat, "token": token}));
         if pred(&v) {
             return (seat, v);
         }
         let moves = v["moves"].as_array().unwrap();
         let m = &moves[rng.gen_range(0..moves.len())];
-        ok(s, json!({"op": "play", "session": session, "move": m["text"]}));
+        ok(s, json!({"op": "play", "session": session, "move": m["text"], "token": token}));
     }
     panic!("no such position in 200 plies");
 }
@@ -109,10 +116,10 @@ fn a_domin_up_tile_is_placed_from_the_hand_and_the_other_seat_never_sees_it() {
     let Some(b) = Browser::start() else { return };
     let s = start();
     let g = ok(s.addr, json!({"op": "new", "game": "domin-up", "seed": 12}));
-    let (seat, v) = play_until(s.addr, &g["session"], 12, |v| v["history"].as_array().unwrap().len() >= 6);
+    let (seat, v) = play_until(s.addr, &g, 12, |v| v["history"].as_array().unwrap().len() >= 6);
     let other = if seat == "p1" { "p2" } else { "p1" };
     // Seat 2's page: no tile of the mover's hand, in the page or its data.
-    b.go(&format!("http://{}/?session={}&seat={other}", s.addr, g["session"]));
+    b.go(&page(s.addr, &g, other));
     b.wait("return window.tabulaView && window.tabulaView.board", "the other seat's board");
     let source = b.source();
     let data = b.script("return JSON.stringify(window.tabulaView)").as_str().unwrap().to_string();
@@ -128,7 +135,7 @@ fn a_domin_up_tile_is_placed_from_the_hand_and_the_other_seat_never_sees_it() {
     }
     b.screenshot(&shot("domin-up-other-seat"));
     // The mover's page: the tile from the hand, then its two cells.
-    b.go(&format!("http://{}/?session={}&seat={seat}", s.addr, g["session"]));
+    b.go(&page(s.addr, &g, &seat));
     let v = my_turn(&b, &seat, -1);
     let m =
         v["moves"].as_array().unwrap().iter().find(|m| m["clicks"].as_array().is_some_and(|c| c.len() == 3)).unwrap();
@@ -150,10 +157,10 @@ fn a_campo_bello_jump_then_the_mover_to_remove() {
     // of its own: a move whose notation has ` x `.
     let removal =
         |v: &Value| v["moves"].as_array().unwrap().iter().any(|m| m["text"].as_str().unwrap().contains(" x "));
-    let (seat, v) = play_until(s.addr, &g["session"], 3, removal);
+    let (seat, v) = play_until(s.addr, &g, 3, removal);
     let m =
         v["moves"].as_array().unwrap().iter().find(|m| m["text"].as_str().unwrap().contains(" x ")).unwrap().clone();
-    b.go(&format!("http://{}/?session={}&seat={seat}", s.addr, g["session"]));
+    b.go(&page(s.addr, &g, &seat));
     my_turn(&b, &seat, -1);
     b.screenshot(&shot("campo-bello"));
     let clicks = m["clicks"].as_array().unwrap();
@@ -191,8 +198,8 @@ fn two_browsers_on_one_session_see_each_others_moves() {
     let Some(black) = Browser::start() else { return };
     let s = start();
     let g = ok(s.addr, json!({"op": "new", "game": "hasami-shogi", "seed": 1, "seats": {}}));
-    black.go(&format!("http://{}/?session={}&seat=black", s.addr, g["session"]));
-    white.go(&format!("http://{}/?session={}&seat=white", s.addr, g["session"]));
+    black.go(&page(s.addr, &g, "black"));
+    white.go(&page(s.addr, &g, "white"));
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     // Hasami Shogi: black moves first.
     let (mut mover, mut waiter, mut seats) = (&black, &white, ("black", "white"));

@@ -70,15 +70,34 @@ impl Client {
     }
 }
 
-/// Sends each request and writes the exchange down (timings left out).
+/// Sends each request and writes the exchange down (timings and the
+/// seats' secret tokens left out). A request's `"token": "@SEAT"` is sent
+/// as the token `new` gave that seat (`@to_move`: the seat to move).
 fn transcript(c: &mut Client, script: &[Value]) -> String {
     let mut t = String::new();
+    let mut tokens = Value::Null;
     for req in script {
-        let mut reply = c.send(req.clone());
-        if let Some(m) = reply.as_object_mut()
-            && m.contains_key("info")
-        {
-            m.insert("info".into(), json!("(search summary)"));
+        let mut sent = req.clone();
+        if let Some(seat) = req["token"].as_str().and_then(|t| t.strip_prefix('@')) {
+            let seat = if seat == "to_move" {
+                let st = c.send(json!({"op": "status", "session": req["session"]}));
+                st["to_move"].as_str().unwrap().to_string()
+            } else {
+                seat.to_string()
+            };
+            sent["token"] = tokens[&seat].clone();
+        }
+        let mut reply = c.send(sent);
+        if let Some(m) = reply.as_object_mut() {
+            if m.contains_key("info") {
+                m.insert("info".into(), json!("(search summary)"));
+            }
+            if let Some(Value::Object(given)) = m.get_mut("tokens") {
+                tokens = Value::Object(given.clone());
+                for v in given.values_mut() {
+                    *v = json!("(secret)");
+                }
+            }
         }
         t.push_str(&format!("> {req}\n< {reply}\n"));
     }
@@ -94,15 +113,18 @@ fn scripted_sessions() {
         &[
             json!({"op": "new", "id": 1, "game": "breakthrough", "options": {"rows": 5, "cols": 5}, "seed": 1, "seats": {"black": "minimax:2"}}),
             json!({"op": "moves", "id": 2, "session": 1}),
-            json!({"op": "play", "id": 3, "session": 1, "move": "b2-b3"}),
-            json!({"op": "play", "id": 4, "session": 1, "move": "a1-a5"}),
-            json!({"op": "ai", "id": 5, "session": 1}),
-            json!({"op": "ai", "id": 6, "session": 1, "controller": "greedy"}),
-            json!({"op": "display", "id": 7, "session": 1, "viewer": "white"}),
-            json!({"op": "query", "id": 8, "session": 1, "goal": "players([], P), length(P, N)"}),
-            json!({"op": "status", "id": 9, "session": 1}),
-            json!({"op": "close", "id": 10, "session": 1}),
+            json!({"op": "play", "id": 3, "session": 1, "move": "b2-b3", "token": "@white"}),
+            json!({"op": "play", "id": 4, "session": 1, "move": "a1-a5", "token": "@black"}),
+            json!({"op": "ai", "id": 5, "session": 1, "token": "@black"}),
+            json!({"op": "play", "id": 6, "session": 1, "move": "c2-c3", "token": "@black"}),
+            json!({"op": "ai", "id": 7, "session": 1, "controller": "greedy", "token": "@white"}),
+            json!({"op": "display", "id": 8, "session": 1, "viewer": "white", "token": "@white"}),
+            json!({"op": "display", "id": 9, "session": 1, "viewer": "black", "token": "@white"}),
+            json!({"op": "query", "id": 10, "session": 1, "goal": "players([], P), length(P, N)"}),
             json!({"op": "status", "id": 11, "session": 1}),
+            json!({"op": "close", "id": 12, "session": 1}),
+            json!({"op": "close", "id": 13, "session": 1, "token": "@black"}),
+            json!({"op": "status", "id": 14, "session": 1}),
         ],
     );
     insta::assert_snapshot!("breakthrough_session", bt);
@@ -110,12 +132,13 @@ fn scripted_sessions() {
         &mut c,
         &[
             json!({"op": "new", "game": "domin-up", "options": {"players": 3}, "seed": 2, "seats": {"p2": "greedy", "p3": "rules:2"}}),
-            json!({"op": "display", "session": 2, "viewer": "p1"}),
+            json!({"op": "display", "session": 2, "viewer": "p1", "token": "@p1"}),
             json!({"op": "status", "session": 2}),
-            json!({"op": "ai", "session": 2}),
-            json!({"op": "ai", "session": 2, "controller": "mcts:20"}),
+            json!({"op": "moves", "session": 2}),
+            json!({"op": "ai", "session": 2, "token": "@to_move"}),
+            json!({"op": "ai", "session": 2, "controller": "mcts:20", "token": "@to_move"}),
             json!({"op": "display", "session": 2, "viewer": "p9"}),
-            json!({"op": "close", "session": 2}),
+            json!({"op": "close", "session": 2, "token": "@p3"}),
         ],
     );
     insta::assert_snapshot!("domin_up_session", du);
@@ -127,6 +150,7 @@ fn malformed_requests_get_error_replies_and_the_connection_lives_on() {
     let mut c = Client::connect(server.addr);
     let s = c.send(json!({"op": "new", "game": "breakthrough", "options": {"rows": 5, "cols": 5}}));
     let session = s["session"].as_u64().unwrap();
+    let (white, black) = (s["tokens"]["white"].clone(), s["tokens"]["black"].clone());
     let cases: Vec<(String, &str)> = vec![
         ("{not json".into(), "bad_json"),
         ("[1, 2]".into(), "bad_request"),
@@ -156,11 +180,18 @@ fn malformed_requests_get_error_replies_and_the_connection_lives_on() {
         // play
         (json!({"op": "play", "session": session}).to_string(), "bad_request"),
         (json!({"op": "play", "session": session, "move": 12}).to_string(), "bad_request"),
-        (json!({"op": "play", "session": session, "move": "a1-a5"}).to_string(), "illegal_move"),
+        (json!({"op": "play", "session": session, "move": "a1-a5", "token": white}).to_string(), "illegal_move"),
+        // seats: a token, and the right one
+        (json!({"op": "play", "session": session, "move": "b2-b3"}).to_string(), "forbidden"),
+        (json!({"op": "play", "session": session, "move": "b2-b3", "token": black}).to_string(), "forbidden"),
+        (json!({"op": "play", "session": session, "move": "b2-b3", "token": 7}).to_string(), "bad_request"),
+        (json!({"op": "ai", "session": session, "controller": "random"}).to_string(), "forbidden"),
+        (json!({"op": "display", "session": session, "viewer": "white", "token": black}).to_string(), "forbidden"),
+        (json!({"op": "close", "session": session, "token": "guess"}).to_string(), "forbidden"),
         // ai
-        (json!({"op": "ai", "session": session}).to_string(), "bad_request"),
-        (json!({"op": "ai", "session": session, "controller": "human"}).to_string(), "bad_controller"),
-        (json!({"op": "ai", "session": session, "controller": "mcts:0"}).to_string(), "bad_controller"),
+        (json!({"op": "ai", "session": session, "token": white}).to_string(), "bad_request"),
+        (json!({"op": "ai", "session": session, "controller": "human", "token": white}).to_string(), "bad_controller"),
+        (json!({"op": "ai", "session": session, "controller": "mcts:0", "token": white}).to_string(), "bad_controller"),
         // display
         (json!({"op": "display", "session": session, "viewer": "nobody"}).to_string(), "bad_request"),
         (json!({"op": "display", "session": session, "viewer": 1}).to_string(), "bad_request"),
@@ -188,14 +219,16 @@ fn malformed_requests_get_error_replies_and_the_connection_lives_on() {
     let r = c.send(json!({"op": "query", "session": session, "goal": "member(X, [a, b])"}));
     assert_eq!(r["answers"], json!([{"X": "a"}, {"X": "b"}]), "{r}");
     // Play the game out, then a move is refused as the game is over.
+    let mut mover = "white";
     loop {
-        let r = c.send(json!({"op": "ai", "session": session, "controller": "random"}));
+        let r = c.send(json!({"op": "ai", "session": session, "controller": "random", "token": s["tokens"][mover]}));
         assert_eq!(r["ok"], true, "{r}");
         if !r["status"]["game_over"].is_null() {
             break;
         }
+        mover = if mover == "white" { "black" } else { "white" };
     }
-    let r = c.send(json!({"op": "ai", "session": session, "controller": "random"}));
+    let r = c.send(json!({"op": "ai", "session": session, "controller": "random", "token": white}));
     assert_eq!(r["error"]["code"], "game_over", "{r}");
 }
 
@@ -213,17 +246,19 @@ fn remote_game(addr: SocketAddr, seed: u64, latencies: &mut Vec<(bool, f64)>) ->
     let r =
         timed(&mut c, json!({"op": "new", "game": "breakthrough", "options": {"rows": 6, "cols": 6}, "seed": seed}));
     let session = r["session"].as_u64().unwrap_or_else(|| panic!("{r}"));
+    let tokens = r["tokens"].clone();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut played = Vec::new();
     loop {
         let r = timed(&mut c, json!({"op": "moves", "session": session}));
         if r.get("game_over").is_some() {
-            let _ = timed(&mut c, json!({"op": "close", "session": session}));
+            let _ = timed(&mut c, json!({"op": "close", "session": session, "token": tokens["white"]}));
             return (played, r["game_over"].clone());
         }
         let moves = r["moves"].as_array().unwrap_or_else(|| panic!("{r}"));
         let m = moves[rng.gen_range(0..moves.len())].as_str().unwrap().to_string();
-        let r = timed(&mut c, json!({"op": "play", "session": session, "move": m}));
+        let token = &tokens[r["to_move"].as_str().unwrap()];
+        let r = timed(&mut c, json!({"op": "play", "session": session, "move": m, "token": token}));
         assert_eq!(r["ok"], true, "{r}");
         played.push(m);
     }
@@ -339,12 +374,13 @@ fn load_many_clients_with_garbage_in_between() {
 fn limits_on_sessions_and_idle_connections() {
     let server = start(Config { max_sessions: 2, ..config() });
     let mut c = Client::connect(server.addr);
-    assert_eq!(c.send(json!({"op": "new", "game": "breakthrough"}))["ok"], true);
+    let first = c.send(json!({"op": "new", "game": "breakthrough"}));
+    assert_eq!(first["ok"], true);
     assert_eq!(c.send(json!({"op": "new", "game": "breakthrough"}))["ok"], true);
     let r = c.send(json!({"op": "new", "game": "breakthrough"}));
     assert_eq!(r["error"]["code"], "too_many_sessions", "{r}");
     // Closing one makes room.
-    assert_eq!(c.send(json!({"op": "close", "session": 1}))["ok"], true);
+    assert_eq!(c.send(json!({"op": "close", "session": 1, "token": first["tokens"]["black"]}))["ok"], true);
     assert_eq!(c.send(json!({"op": "new", "game": "breakthrough"}))["ok"], true);
 
     // Idle: the server says so and closes; the idle sessions end too.
@@ -435,7 +471,9 @@ fn runaway_queries_get_limit_errors_within_the_memory_cap_and_the_session_plays_
         assert_eq!(r["ok"], false, "{goal}: {r}");
         assert_eq!(r["error"]["code"], "limit", "{goal}: {r}");
         // The session plays on.
-        let m = c.send(json!({"op": "ai", "session": session, "controller": "random"}));
+        let mover = c.send(json!({"op": "status", "session": session}))["to_move"].as_str().unwrap().to_string();
+        let token = &new["tokens"][&mover];
+        let m = c.send(json!({"op": "ai", "session": session, "controller": "random", "token": token}));
         assert_eq!(m["ok"], true, "after {goal}: {m}");
     }
     let fine = c.send(json!({"op": "query", "session": session, "goal": "numlist(1, 5, L)"}));

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::web::{http, ok, start};
+use common::web::{api, http, ok, start};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
@@ -42,6 +42,7 @@ fn bad_requests_get_json_errors_and_the_session_plays_on() {
     let s = start();
     let game = ok(s.addr, json!({"op": "new", "game": "breakthrough", "options": {"rows": 5, "cols": 5}}));
     let id = game["session"].clone();
+    let white = game["tokens"]["white"].clone();
     let cases: Vec<(&str, Vec<u8>, u16, &str)> = vec![
         ("malformed JSON", b"{\"op\": ".to_vec(), 400, "bad_json"),
         ("not an object", b"[1, 2]".to_vec(), 400, "bad_request"),
@@ -50,7 +51,7 @@ fn bad_requests_get_json_errors_and_the_session_plays_on() {
         ("unknown session", json!({"op": "view", "session": 999}).to_string().into_bytes(), 404, "unknown_session"),
         (
             "illegal move",
-            json!({"op": "play", "session": id, "move": "a1-a5"}).to_string().into_bytes(),
+            json!({"op": "play", "session": id, "move": "a1-a5", "token": white}).to_string().into_bytes(),
             400,
             "illegal_move",
         ),
@@ -60,7 +61,28 @@ fn bad_requests_get_json_errors_and_the_session_plays_on() {
             400,
             "bad_request",
         ),
-        ("nothing to undo", json!({"op": "undo", "session": id}).to_string().into_bytes(), 400, "bad_request"),
+        (
+            "nothing to undo",
+            json!({"op": "undo", "session": id, "token": white}).to_string().into_bytes(),
+            400,
+            "bad_request",
+        ),
+        ("no token", json!({"op": "play", "session": id, "move": "b2-b3"}).to_string().into_bytes(), 403, "forbidden"),
+        (
+            "the other seat's token",
+            json!({"op": "play", "session": id, "move": "b2-b3", "token": game["tokens"]["black"]})
+                .to_string()
+                .into_bytes(),
+            403,
+            "forbidden",
+        ),
+        (
+            "a made-up token",
+            json!({"op": "view", "session": id, "viewer": "white", "token": "0123"}).to_string().into_bytes(),
+            403,
+            "forbidden",
+        ),
+        ("a spectator's undo", json!({"op": "undo", "session": id}).to_string().into_bytes(), 403, "forbidden"),
         ("oversized body", vec![b' '; 70_000], 413, "too_large"),
     ];
     for (what, body, status, code) in cases {
@@ -72,7 +94,7 @@ fn bad_requests_get_json_errors_and_the_session_plays_on() {
     let (status, _) = http(s.addr, "DELETE", "/api", b"");
     assert_eq!(status, 405);
     // The session is unharmed.
-    let played = ok(s.addr, json!({"op": "play", "session": id, "move": "b2-b3"}));
+    let played = ok(s.addr, json!({"op": "play", "session": id, "move": "b2-b3", "token": white}));
     assert_eq!(played["status"]["to_move"], json!("black"));
 }
 
@@ -80,22 +102,23 @@ fn bad_requests_get_json_errors_and_the_session_plays_on() {
 fn a_page_sees_the_board_its_moves_and_their_clicks() {
     let s = start();
     let g = ok(s.addr, json!({"op": "new", "game": "breakthrough", "options": {"rows": 5, "cols": 5}}));
-    let v = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": "white"}));
+    let t = g["tokens"]["white"].clone();
+    let v = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": "white", "token": t}));
     assert_eq!(v["board"]["sites"].as_array().unwrap().len(), 25);
     assert_eq!(v["board"]["pieces"].as_array().unwrap().len(), 20);
     let moves = v["moves"].as_array().unwrap();
     assert_eq!(moves.len(), 13, "{v}");
     assert!(moves.iter().any(|m| m["text"] == json!("b2-b3") && m["clicks"] == json!(["b2", "b3"])), "{v}");
     // Taken back: the position and the history are as before.
-    ok(s.addr, json!({"op": "play", "session": g["session"], "move": "b2-b3"}));
-    let after = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": "white"}));
+    ok(s.addr, json!({"op": "play", "session": g["session"], "move": "b2-b3", "token": t}));
+    let after = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": "white", "token": t}));
     assert_eq!(after["last_clicks"], json!(["b2", "b3"]));
-    ok(s.addr, json!({"op": "undo", "session": g["session"]}));
-    let back = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": "white"}));
+    ok(s.addr, json!({"op": "undo", "session": g["session"], "token": t}));
+    let back = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": "white", "token": t}));
     assert_eq!(back["board"], v["board"]);
     assert_eq!(back["history"], json!([]));
     // A hint is a legal move, not played.
-    let h = ok(s.addr, json!({"op": "hint", "session": g["session"], "controller": "greedy"}));
+    let h = ok(s.addr, json!({"op": "hint", "session": g["session"], "controller": "greedy", "token": t}));
     assert!(moves.iter().any(|m| m["text"] == h["move"] && m["clicks"] == h["clicks"]), "{h}");
     assert_eq!(ok(s.addr, json!({"op": "status", "session": g["session"]}))["ply"], json!(0));
 }
@@ -106,8 +129,16 @@ fn hidden_hands_stay_with_their_seat() {
     let g = ok(s.addr, json!({"op": "new", "game": "domin-up", "seed": 4}));
     let mover = ok(s.addr, json!({"op": "status", "session": g["session"]}))["to_move"].as_str().unwrap().to_string();
     let other = if mover == "p1" { "p2" } else { "p1" };
-    let mine = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": mover}));
-    let theirs = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": other}));
+    let mine =
+        ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": mover, "token": g["tokens"][&mover]}));
+    let theirs =
+        ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": other, "token": g["tokens"][other]}));
+    // Without the mover's token, no view of its hand and no list of its moves.
+    let (status, v) =
+        api(s.addr, json!({"op": "view", "session": g["session"], "viewer": mover, "token": g["tokens"][other]}));
+    assert_eq!((status, &v["error"]["code"]), (403, &json!("forbidden")), "{v}");
+    let (status, v) = api(s.addr, json!({"op": "moves", "session": g["session"]}));
+    assert_eq!((status, &v["error"]["code"]), (403, &json!("forbidden")), "{v}");
     let spectator = ok(s.addr, json!({"op": "view", "session": g["session"]}));
     // The mover sees its tiles and can place them by clicks.
     let hand =
@@ -165,7 +196,8 @@ fn every_page_of_a_session_hears_of_each_move_and_the_computer_replies() {
         json!({"op": "new", "game": "breakthrough", "options": {"rows": 5, "cols": 5}, "seats": {"black": "random"}, "auto": true, "seed": 2}),
     );
     let (a, b) = (events(s.addr, &g["session"], 3), events(s.addr, &g["session"], 3));
-    ok(s.addr, json!({"op": "play", "session": g["session"], "move": "c2-c3"}));
+    let t = g["tokens"]["white"].clone();
+    ok(s.addr, json!({"op": "play", "session": g["session"], "move": "c2-c3", "token": t}));
     for page in [a, b] {
         let got = page.join().unwrap();
         let kinds: Vec<&str> = got.iter().map(|e| e["event"].as_str().unwrap()).collect();
@@ -174,9 +206,9 @@ fn every_page_of_a_session_hears_of_each_move_and_the_computer_replies() {
         assert_eq!(got[2]["ply"], json!(2));
     }
     // The computer's reply is in the session; undo takes back both moves.
-    let v = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": "white"}));
+    let v = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": "white", "token": t}));
     assert_eq!(v["history"].as_array().unwrap().len(), 2);
-    let u = ok(s.addr, json!({"op": "undo", "session": g["session"]}));
+    let u = ok(s.addr, json!({"op": "undo", "session": g["session"], "token": t}));
     assert_eq!(u["undone"].as_array().unwrap().len(), 2, "{u}");
     let (status, body) = http(s.addr, "GET", "/api/events?session=77", b"");
     assert_eq!(status, 404, "{body}");
@@ -201,12 +233,13 @@ fn thirty_two_clients_play_at_once_and_every_record_replays() {
                     if !v["game_over"].is_null() {
                         let history: Vec<String> =
                             v["history"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string()).collect();
-                        ok(addr, json!({"op": "close", "session": id}));
+                        ok(addr, json!({"op": "close", "session": id, "token": g["tokens"]["white"]}));
                         return (seed, history, v["game_over"].clone());
                     }
                     let moves = v["moves"].as_array().unwrap();
                     let m = &moves[rng.gen_range(0..moves.len())];
-                    ok(addr, json!({"op": "play", "session": id, "move": m["text"]}));
+                    let token = &g["tokens"][v["to_move"].as_str().unwrap()];
+                    ok(addr, json!({"op": "play", "session": id, "move": m["text"], "token": token}));
                 }
             })
         })

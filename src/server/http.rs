@@ -69,6 +69,7 @@ fn header(name: &str, value: &str) -> Header {
 fn status_of(code: &str) -> u16 {
     match code {
         "unknown_session" | "unknown_game" | "not_found" => 404,
+        "forbidden" => 403,
         "method_not_allowed" => 405,
         "too_large" | "line_too_long" => 413,
         "too_many_sessions" | "too_many_connections" => 503,

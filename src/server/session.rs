@@ -31,6 +31,9 @@ pub(super) struct Session {
     auto: bool,
     /// Event streams of the pages following the session.
     followers: Vec<mpsc::Sender<Value>>,
+    /// Each seat's secret: who shows it may play the seat and see what the
+    /// seat sees. The creator of the session gets them all.
+    tokens: Vec<(String, String)>,
     config: Config,
 }
 
@@ -52,7 +55,11 @@ impl Session {
             return Err(fail("bad_request", format!("no seat `{s}`; the seats are {}", players.join(", "))));
         }
         let state = game.initial_state(&opts, seed)?;
+        // From the operating system's generator, never from the game's seed.
+        let mut os = rand::thread_rng();
+        let tokens = players.iter().map(|p| (p.clone(), format!("{:032x}", os.r#gen::<u128>()))).collect();
         Ok(Session {
+            tokens,
             game,
             players,
             seats,
@@ -75,6 +82,7 @@ impl Session {
         m.insert("players".into(), json!(self.players));
         m.insert("seats".into(), self.seats_json());
         m.insert("hidden".into(), json!(self.game.hidden()));
+        m.insert("tokens".into(), json!(self.tokens.iter().map(|(s, t)| (s.clone(), json!(t))).collect::<Map<_, _>>()));
         match self.status() {
             Ok(s) => {
                 m.insert("status".into(), Value::Object(s));
@@ -108,8 +116,9 @@ impl Session {
             let op = req.get("op").and_then(Value::as_str).unwrap_or("").to_string();
             let ply = self.moves.len();
             let reply = self.handle(&req);
+            let closed = op == "close" && reply.is_ok();
             let _ = reply_tx.send(reply);
-            if op == "close" {
+            if closed {
                 return;
             }
             if self.moves.len() != ply || op == "undo" {
@@ -156,12 +165,26 @@ impl Session {
 
     fn handle(&mut self, req: &Map<String, Value>) -> Reply {
         match req.get("op").and_then(Value::as_str).unwrap_or("") {
-            "moves" => self.moves(),
+            "moves" => {
+                // Where hands are hidden, the moves name the mover's tiles.
+                if self.game.hidden() {
+                    self.seat_to_move(req)?;
+                }
+                self.moves()
+            }
             "play" => {
                 let typed = required(req, "move", "play")?;
+                self.seat_to_move(req)?;
                 self.play(typed)
             }
-            "ai" => self.ai(text_field(req, "controller")?),
+            "ai" => {
+                self.seat_to_move(req)?;
+                self.ai(text_field(req, "controller")?)
+            }
+            "hint" => {
+                self.seat_to_move(req)?;
+                self.hint(text_field(req, "controller")?)
+            }
             "status" => self.status(),
             "display" => {
                 let viewer = self.viewer(req)?;
@@ -172,22 +195,63 @@ impl Session {
                 let viewer = self.viewer(req)?;
                 self.view(&viewer)
             }
-            "undo" => self.undo(),
-            "hint" => self.hint(text_field(req, "controller")?),
+            "undo" => {
+                self.some_seat(req, "undo")?;
+                self.undo()
+            }
             "query" => self.query(required(req, "goal", "query")?),
-            "close" => Ok(one("closed", json!(true))),
+            "close" => {
+                self.some_seat(req, "close")?;
+                Ok(one("closed", json!(true)))
+            }
             other => Err(fail("bad_request", format!("unknown op `{other}`"))),
         }
     }
 
-    /// The request's `viewer`: a seat, or `spectator` (the default).
+    /// Whether the request shows `seat`'s token.
+    fn shows_token(&self, req: &Map<String, Value>, seat: &str) -> Result<bool, Failure> {
+        let given = text_field(req, "token")?;
+        Ok(given.is_some_and(|t| self.tokens.iter().any(|(s, k)| s == seat && k == t)))
+    }
+
+    fn forbidden(seat: &str, what: &str) -> Failure {
+        fail("forbidden", format!("{what} needs seat {seat}'s `token` (the creator of the session got every seat's)"))
+    }
+
+    /// The request may act for the seat to move.
+    fn seat_to_move(&mut self, req: &Map<String, Value>) -> Result<(), Failure> {
+        self.not_over()?;
+        let mover = self.game.to_move(&self.state)?;
+        let op = req.get("op").and_then(Value::as_str).unwrap_or("");
+        if self.shows_token(req, &mover)? { Ok(()) } else { Err(Self::forbidden(&mover, &format!("`{op}` now"))) }
+    }
+
+    /// The request shows some seat's token (a spectator may not undo or
+    /// close).
+    fn some_seat(&self, req: &Map<String, Value>, op: &str) -> Result<(), Failure> {
+        for p in &self.players {
+            if self.shows_token(req, p)? {
+                return Ok(());
+            }
+        }
+        Err(fail("forbidden", format!("`{op}` needs the `token` of a seat of the session")))
+    }
+
+    /// The request's `viewer`: a seat (with its token), or `spectator`
+    /// (the default).
     fn viewer(&self, req: &Map<String, Value>) -> Result<String, Failure> {
         let viewer = text_field(req, "viewer")?.unwrap_or("spectator");
-        if viewer != "spectator" && !self.players.iter().any(|p| p == viewer) {
+        if viewer == "spectator" {
+            return Ok(viewer.to_string());
+        }
+        if !self.players.iter().any(|p| p == viewer) {
             return Err(fail(
                 "bad_request",
                 format!("no viewer `{viewer}`: use a seat ({}) or spectator", self.players.join(", ")),
             ));
+        }
+        if !self.shows_token(req, viewer)? {
+            return Err(Self::forbidden(viewer, &format!("seeing the game as {viewer}")));
         }
         Ok(viewer.to_string())
     }

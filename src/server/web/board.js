@@ -6,7 +6,12 @@
 const SVG = 'http://www.w3.org/2000/svg';
 const params = new URLSearchParams(location.search);
 const session = params.has('session') ? Number(params.get('session')) : null;
-let seat = params.get('seat') || 'spectator';
+const seat = params.get('seat') || 'spectator';
+const token = params.get('token');
+// The seats' tokens this tab knows: its own, and all of them in the tab
+// that created the session (to hand out the links).
+const tokens = JSON.parse(sessionStorage.getItem(`tabula-tokens-${session}`) || '{}');
+if (token) tokens[seat] = token;
 let flipped = false;
 let view = null;      // the last `view` reply
 let path = [];        // the clicks made so far towards a move
@@ -95,8 +100,9 @@ async function newGame() {
     try {
       const seed = Math.floor(Math.random() * 1e9);
       const r = await api({ op: 'new', game: g.name, options, seats, seed, auto: true });
+      sessionStorage.setItem(`tabula-tokens-${r.session}`, JSON.stringify(r.tokens));
       const human = r.players.find((p) => (r.seats[p] || 'human') === 'human');
-      location.search = `?session=${r.session}&seat=${human || 'spectator'}`;
+      location.search = human ? `?session=${r.session}&seat=${human}&token=${r.tokens[human]}` : `?session=${r.session}`;
     } catch (e) { say(e.message); }
   };
 }
@@ -112,7 +118,7 @@ async function load() {
   const n = ++asked;
   let reply;
   try {
-    reply = await api({ op: 'view', session, viewer: seat });
+    reply = await api({ op: 'view', session, viewer: seat, token });
   } catch (e) {
     say(e.message);
     return;
@@ -161,10 +167,13 @@ function render() {
   $('hint').disabled = !myTurn();
   const links = $('links');
   links.replaceChildren();
+  // A seat's link carries its token: only the creator's tab has them all.
   for (const p of [...view.players, 'spectator']) {
     const li = html('li', {}, undefined, links);
     const who = p === 'spectator' ? 'spectator' : `${p} (${view.seats[p] || 'human'})`;
-    html('a', { href: `?session=${session}&seat=${p}` }, who, li);
+    if (p === 'spectator') html('a', { href: `?session=${session}` }, who, li);
+    else if (tokens[p]) html('a', { href: `?session=${session}&seat=${p}&token=${tokens[p]}` }, who + (p === seat ? ', this page' : ''), li);
+    else li.textContent = who;
   }
 }
 
@@ -372,7 +381,7 @@ async function play(text) {
   offer([]);
   say('');
   try {
-    await api({ op: 'play', session, move: text });
+    await api({ op: 'play', session, move: text, token });
   } catch (e) { say(e.message); }
   await load();
 }
@@ -399,14 +408,14 @@ function start() {
     if (text) play(text);
   };
   $('undo').onclick = async () => {
-    try { await api({ op: 'undo', session }); } catch (e) { say(e.message); }
+    try { await api({ op: 'undo', session, token }); } catch (e) { say(e.message); }
     load();
   };
   $('flip').onclick = () => { flipped = !flipped; render(); };
   $('hint').onclick = async () => {
     say('thinking of a hint…');
     try {
-      const h = await api({ op: 'hint', session });
+      const h = await api({ op: 'hint', session, token });
       hinted = h.clicks;
       say(`hint: ${h.move}`);
       render();
