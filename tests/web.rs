@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::web::{api, http, ok, start};
+use common::web::{api, http, ok, start, start_with};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
@@ -14,6 +14,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::time::Duration;
 use tabula::game::Game;
+use tabula::server::Config;
 
 #[test]
 fn the_page_and_its_files_and_nothing_else() {
@@ -259,4 +260,39 @@ fn thirty_two_clients_play_at_once_and_every_record_replays() {
         let outcome = game.outcome(&state).unwrap().expect("the replay ends too");
         assert_eq!(outcome.to_json(), over, "seed {seed}");
     }
+}
+
+#[test]
+fn a_session_keeps_its_record_and_play_resumes_from_it() {
+    let dir = std::env::temp_dir().join(format!("tabula-records-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let s = start_with(Config { records: Some(dir.clone()), ..Config::default() });
+    let g = ok(
+        s.addr,
+        json!({"op": "new", "game": "breakthrough", "options": {"rows": 5, "cols": 5}, "seats": {"black": "random"}, "auto": true, "seed": 4}),
+    );
+    let t = g["tokens"]["white"].clone();
+    for m in ["a2-a3", "b2-b3"] {
+        let v = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": "white", "token": t}));
+        let text = v["moves"].as_array().unwrap().iter().find(|x| x["text"] == json!(m)).map(|x| x["text"].clone());
+        let chosen = text.unwrap_or_else(|| v["moves"][0]["text"].clone());
+        ok(s.addr, json!({"op": "play", "session": g["session"], "move": chosen, "token": t}));
+    }
+    // The computer's reply is saved too, after the page hears of it.
+    let v = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": "white", "token": t}));
+    let file = dir.join(format!("session-{}.record", g["session"]));
+    let r = tabula::game::record::Record::parse(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let moves: Vec<&str> = r.moves.iter().map(|(m, _)| m.as_str()).collect();
+    assert_eq!(json!(moves), v["history"]);
+    assert_eq!((r.game.as_str(), r.seed), ("breakthrough", 4));
+    // `tabula play --resume` takes it.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .args(["play", "breakthrough", "--games", concat!(env!("CARGO_MANIFEST_DIR"), "/games"), "--resume"])
+        .arg(&file)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(text.contains(&format!("after {} moves", moves.len())), "{text}{}", String::from_utf8_lossy(&out.stderr));
 }

@@ -9,7 +9,7 @@ use crate::game::{LegalMove, Outcome, State};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
 pub struct PlayArgs {
@@ -100,10 +100,9 @@ impl Play {
         self.session.players.iter().position(|p| p == player).unwrap_or(0)
     }
 
-    fn save(&mut self, path: &PathBuf) -> Result<(), CliError> {
+    fn save(&mut self, path: &Path) -> Result<(), CliError> {
         self.record.moves = self.history.iter().filter_map(|(_, m)| m.clone().map(|m| (m, 0))).collect();
-        std::fs::write(path, self.record.to_text())
-            .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))
+        self.record.save(path).map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))
     }
 
     fn play_move(&mut self, m: &LegalMove) -> Result<(), CliError> {

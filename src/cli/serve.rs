@@ -49,6 +49,10 @@ pub struct ServeArgs {
     /// Bytes of answers and output one `query` reply may hold.
     #[arg(long, default_value = "1M", value_parser = super::parse_size)]
     pub max_reply: usize,
+    /// Keep each session's game record in DIR (session-N.record, replaced
+    /// atomically after every move; `tabula play --resume` takes it).
+    #[arg(long, value_name = "DIR")]
+    pub records: Option<PathBuf>,
 }
 
 fn seconds(name: &str, s: f64) -> Result<Duration, CliError> {
@@ -86,7 +90,11 @@ pub fn run(a: ServeArgs) -> Result<i32, CliError> {
         max_answers: 100,
         session_memory: a.session_memory,
         max_reply: a.max_reply,
+        records: a.records.clone(),
     };
+    if let Some(d) = &a.records {
+        std::fs::create_dir_all(d).map_err(|e| CliError(format!("cannot use {} for records: {e}", d.display())))?;
+    }
     let mut server = Server::new(config);
     let tcp = match (&a.listen, &a.http) {
         (Some(l), _) => Some(l.clone()),

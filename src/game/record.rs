@@ -14,6 +14,7 @@
 //! ```
 
 use std::fmt::Write;
+use std::path::Path;
 
 /// A game record.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -63,6 +64,35 @@ impl Record {
             s.push('\n');
         }
         s
+    }
+
+    /// Writes the record to `path`, replacing what was there at once: the
+    /// text goes to a temporary file beside it, is flushed to the disk and
+    /// then renamed over `path`, so a crash or a full disk mid-write leaves
+    /// the old record whole, never a truncated one (and the next save
+    /// removes the temporary file a killed process left).
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "record".into());
+        let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+        let written = (|| {
+            let mut f = std::fs::File::create(&tmp)?;
+            std::io::Write::write_all(&mut f, self.to_text().as_bytes())?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, path)
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+            return written;
+        }
+        // What a process killed mid-write left of this record.
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let stale = |n: &str| n.starts_with(&format!(".{name}.")) && n.ends_with(".tmp");
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if stale(&e.file_name().to_string_lossy()) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+        Ok(())
     }
 
     /// Reads a record; every problem names its line.

@@ -48,6 +48,9 @@ pub struct Config {
     pub session_memory: usize,
     /// Bytes of answers and output in one `query` reply at most.
     pub max_reply: usize,
+    /// Where each session keeps its game record (`session-N.record`,
+    /// replaced atomically after every move), if anywhere.
+    pub records: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -63,6 +66,7 @@ impl Default for Config {
             max_answers: 100,
             session_memory: 256 << 20,
             max_reply: 1 << 20,
+            records: None,
         }
     }
 }
@@ -399,7 +403,8 @@ fn new_session(shared: &Arc<Shared>, req: Map<String, Value>) -> Reply {
     let shared2 = shared.clone();
     let spawned =
         std::thread::Builder::new().name(format!("tabula-session-{id}")).stack_size(64 << 20).spawn(move || {
-            match Session::open(&path, &options, seed, seats, auto, shared2.config.clone()) {
+            let record = shared2.config.records.as_ref().map(|d| d.join(format!("session-{id}.record")));
+            match Session::open(&path, &options, seed, seats, auto, record, shared2.config.clone()) {
                 Ok(mut s) => {
                     let _ = ready_tx.send(Ok(s.summary(id)));
                     s.serve(rx);

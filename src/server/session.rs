@@ -5,11 +5,12 @@
 use super::{Config, Failure, Job, Reply, fail, one, required, text_field};
 use crate::ai::{self, Controller};
 use crate::engine::{Limits, QueryError};
+use crate::game::record::Record;
 use crate::game::{Allowed, Game, LegalMove, Outcome, State, list_games};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 /// The computer player a hint asks when the seat to move has none.
@@ -34,6 +35,8 @@ pub(super) struct Session {
     /// Each seat's secret: who shows it may play the seat and see what the
     /// seat sees. The creator of the session gets them all.
     tokens: Vec<(String, String)>,
+    /// Where the session keeps its game record, and the record.
+    record: Option<(PathBuf, Record)>,
     config: Config,
 }
 
@@ -44,6 +47,7 @@ impl Session {
         seed: u64,
         seats: Vec<(String, Controller)>,
         auto: bool,
+        record: Option<PathBuf>,
         config: Config,
     ) -> Result<Session, Failure> {
         let (mut game, _) = Game::load(path)?;
@@ -55,11 +59,19 @@ impl Session {
             return Err(fail("bad_request", format!("no seat `{s}`; the seats are {}", players.join(", "))));
         }
         let state = game.initial_state(&opts, seed)?;
+        let record = record.map(|p| {
+            let seats = seats.iter().map(|(s, c)| (s.clone(), c.to_string())).collect();
+            let start = game.hidden().then(|| game.engine().term_text(&state.0));
+            let r =
+                Record { game: game.name.clone(), options: options.to_vec(), seed, seats, start, moves: Vec::new() };
+            (p, r)
+        });
         // From the operating system's generator, never from the game's seed.
         let mut os = rand::thread_rng();
         let tokens = players.iter().map(|p| (p.clone(), format!("{:032x}", os.r#gen::<u128>()))).collect();
         Ok(Session {
             tokens,
+            record,
             game,
             players,
             seats,
@@ -122,9 +134,21 @@ impl Session {
                 return;
             }
             if self.moves.len() != ply || op == "undo" {
+                self.save_record();
                 self.tell_move();
                 self.computer_turns();
             }
+        }
+    }
+
+    /// Replaces the session's record with the moves so far (a failure is
+    /// told to the followers; the game goes on).
+    fn save_record(&mut self) {
+        let Some((path, r)) = &mut self.record else { return };
+        r.moves = self.moves.iter().map(|m| (m.clone(), 0)).collect();
+        if let Err(e) = r.save(path) {
+            let message = format!("cannot write the record {}: {e}", path.display());
+            self.tell(json!({"event": "error", "code": "record", "message": message}));
         }
     }
 
@@ -154,7 +178,10 @@ impl Session {
             }
             self.tell(json!({"event": "thinking", "player": mover}));
             match self.ai(None) {
-                Ok(_) => self.tell_move(),
+                Ok(_) => {
+                    self.save_record();
+                    self.tell_move();
+                }
                 Err(f) => {
                     self.tell(json!({"event": "error", "code": f.code, "message": f.message}));
                     return;

@@ -26,7 +26,12 @@ impl Drop for Running {
 }
 
 pub fn start() -> Running {
-    let config = Config { games_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("games"), ..Config::default() };
+    start_with(Config::default())
+}
+
+/// A server with `config` (its games folder set to the crate's).
+pub fn start_with(config: Config) -> Running {
+    let config = Config { games_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("games"), ..config };
     let mut server = Server::new(config);
     let addr = server.listen_http("127.0.0.1:0").unwrap();
     let stop = server.stop_flag();
