@@ -296,3 +296,42 @@ fn a_session_keeps_its_record_and_play_resumes_from_it() {
     std::fs::remove_dir_all(&dir).ok();
     assert!(text.contains(&format!("after {} moves", moves.len())), "{text}{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn play_web_sets_the_game_up_and_prints_each_seats_page() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .args(["play", "breakthrough", "--games", concat!(env!("CARGO_MANIFEST_DIR"), "/games")])
+        .args(["--web", "127.0.0.1:0", "--option", "rows=5", "--option", "cols=5", "--seat", "black=random"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut lines = Vec::new();
+    for _ in 0..4 {
+        let mut l = String::new();
+        out.read_line(&mut l).unwrap();
+        lines.push(l);
+    }
+    let page = lines[1].split_whitespace().last().unwrap().to_string();
+    assert!(lines[1].starts_with("  white: open http://127.0.0.1:") && lines[2].contains("black: random"), "{lines:?}");
+    // The printed page's session plays: the move, then the computer's.
+    let rest = page.strip_prefix("http://").unwrap();
+    let (addr, query) = rest.split_once("/?").unwrap();
+    let addr: SocketAddr = addr.parse().unwrap();
+    let field = |k: &str| query.split('&').find_map(|kv| kv.strip_prefix(&format!("{k}="))).unwrap().to_string();
+    let (session, token) = (field("session").parse::<u64>().unwrap(), field("token"));
+    let (status, _) = http(addr, "GET", "/", b"");
+    assert_eq!(status, 200);
+    ok(addr, json!({"op": "play", "session": session, "move": "c2-c3", "token": token}));
+    let mut v = Value::Null;
+    for _ in 0..200 {
+        v = ok(addr, json!({"op": "view", "session": session, "viewer": "white", "token": token}));
+        if v["ply"] == json!(2) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(v["ply"], json!(2), "{v}");
+}

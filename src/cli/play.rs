@@ -2,7 +2,7 @@
 //! every seat, with undo, hints, saving and resuming records.
 
 use super::CliError;
-use super::setup::{GameArgs, StartArgs, open};
+use super::setup::{GameArgs, Session, StartArgs, open};
 use crate::ai::{self, Controller, Kind};
 use crate::game::record::Record;
 use crate::game::{LegalMove, Outcome, State};
@@ -34,6 +34,13 @@ pub struct PlayArgs {
     /// Replay a record (checking every move) and continue the game.
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
+    /// Play in the browser instead: serve the web board on ADDR (default
+    /// 127.0.0.1:8080) with this game set up, and print its address.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
+    pub web: Option<String>,
+    /// With --web: allow an address other than loopback.
+    #[arg(long, requires = "web")]
+    pub public: bool,
 }
 
 const HELP: &str = "Type a move in notation (e.g. as listed by `moves`), a unique prefix of one, or its number.
@@ -162,6 +169,47 @@ fn viewer_of(play: &Play, seat: Option<usize>) -> String {
     }
 }
 
+/// `play --web`: the web board's server with this game set up; the seats'
+/// pages printed (each with its secret token).
+fn web(session: &Session, controllers: &[Controller], seed: u64, addr: &str, a: &PlayArgs) -> Result<i32, CliError> {
+    if a.resume.is_some() || a.record.is_some() || a.start.state.is_some() || a.start.after.is_some() {
+        return Err(CliError(
+            "--web starts a new game from the initial position: --resume, --record, --state and --after do not go with it (serve --records DIR keeps records)".into(),
+        ));
+    }
+    let game = &session.game;
+    let dir = game.path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut server = crate::server::Server::new(crate::server::Config { games_dir: dir, ..Default::default() });
+    let bound = server.listen_http(addr).map_err(|e| CliError(format!("cannot listen on {addr}: {e}")))?;
+    super::serve::exposed(bound, a.public)?;
+    let options: serde_json::Map<String, serde_json::Value> =
+        session.option_pairs.iter().map(|(k, v)| (k.clone(), serde_json::json!(v))).collect();
+    let seats: serde_json::Map<String, serde_json::Value> =
+        session.players.iter().zip(controllers).map(|(p, c)| (p.clone(), serde_json::json!(c.to_string()))).collect();
+    let reply = server.request(serde_json::json!({
+        "op": "new", "game": game.name, "options": options, "seed": seed, "seats": seats, "auto": true,
+    }));
+    if reply["ok"] != serde_json::json!(true) {
+        return Err(CliError(format!("cannot set the game up: {}", reply["error"]["message"])));
+    }
+    let id = &reply["session"];
+    println!("{} on the web board (Ctrl-C stops):", game.title);
+    for (p, c) in session.players.iter().zip(controllers) {
+        if c.is_human() {
+            let token = reply["tokens"][p].as_str().unwrap_or_default();
+            println!("  {p}: open http://{bound}/?session={id}&seat={p}&token={token}");
+        } else {
+            println!("  {p}: {c}");
+        }
+    }
+    println!("  spectators: http://{bound}/?session={id}");
+    let stop = server.stop_flag();
+    ctrlc::set_handler(move || stop.store(true, std::sync::atomic::Ordering::SeqCst))
+        .map_err(|e| CliError(format!("cannot handle Ctrl-C: {e}")))?;
+    server.run().map_err(|e| CliError(format!("server: {e}")))?;
+    Ok(0)
+}
+
 pub fn run(a: PlayArgs) -> Result<i32, CliError> {
     let mut session = open(&a.game)?;
     let resumed = match &a.resume {
@@ -201,6 +249,9 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
             CliError(format!("no seat `{seat}` in {}; the seats are {}", session.game.name, session.players.join(", ")))
         })?;
         controllers[i] = Controller::parse(spec, a.think).map_err(CliError)?;
+    }
+    if let Some(addr) = &a.web {
+        return web(&session, &controllers, seed, addr, &a);
     }
     // The start: the record's, or --state / the initial state, then --after.
     let start = match resumed.as_ref().and_then(|r| r.start.clone()) {

@@ -65,7 +65,7 @@ fn seconds(name: &str, s: f64) -> Result<Duration, CliError> {
 
 /// Refuses an address other than loopback without `--public`, and warns
 /// with it.
-fn exposed(addr: std::net::SocketAddr, public: bool) -> Result<(), CliError> {
+pub(super) fn exposed(addr: std::net::SocketAddr, public: bool) -> Result<(), CliError> {
     if addr.ip().is_loopback() {
         return Ok(());
     }
