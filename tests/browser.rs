@@ -84,6 +84,18 @@ fn a_whole_breakthrough_game_is_clicked_to_its_end_against_random() {
         let now = b.script("return window.tabulaView.history");
         assert_eq!(now[ply as usize], m["text"], "{now}");
     };
+    // How long the page took to show moves (reported, never asserted).
+    let t = b.script("return window.tabulaTimings");
+    let median = |k: &str| {
+        let mut v: Vec<f64> = t[k].as_array().unwrap().iter().filter_map(Value::as_f64).collect();
+        v.sort_by(f64::total_cmp);
+        (v.len(), v.get(v.len() / 2).copied().unwrap_or(f64::NAN))
+    };
+    eprintln!(
+        "page timings: a click's move shown, median of {:?} ms; the computer's, after its news, {:?} ms",
+        median("click"),
+        median("news")
+    );
     let turn = b.script("return document.getElementById('turn').textContent");
     assert!(turn.as_str().unwrap().starts_with("Game over"), "{turn}");
     let server = ok(s.addr, json!({"op": "status", "session": g["session"]}));

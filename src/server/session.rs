@@ -202,7 +202,14 @@ impl Session {
             "play" => {
                 let typed = required(req, "move", "play")?;
                 self.seat_to_move(req)?;
-                self.play(typed)
+                let mut m = self.play(typed)?;
+                // The position after it, for the page that played it, now:
+                // before any computer seat's reply, which may take a while.
+                if req.contains_key("viewer") {
+                    let viewer = self.viewer(req)?;
+                    m.insert("view".into(), Value::Object(self.view(&viewer)?));
+                }
+                Ok(m)
             }
             "ai" => {
                 self.seat_to_move(req)?;

@@ -17,6 +17,12 @@ let view = null;      // the last `view` reply
 let path = [];        // the clicks made so far towards a move
 let hinted = null;    // clicks of a suggested move
 let thinking = null;  // the seat the computer is thinking for
+// How long the page took to show a move (ms), for scripts and tests: from
+// a click (or typed move) to the new position drawn, and from the news of
+// another player's move (the computer's) to it drawn.
+const timings = { click: [], news: [] };
+window.tabulaTimings = timings;
+let since = null;     // [kind, when] of the move waiting to be shown
 
 const $ = (id) => document.getElementById(id);
 
@@ -123,15 +129,26 @@ async function load() {
     say(e.message);
     return;
   }
+  show(reply, n);
+}
+
+// Draws a `view` reply, unless a later one is already drawn.
+function show(reply, n) {
   if (n < shown) return;
   shown = n;
+  const moved = view && reply.ply !== view.ply;
   view = reply;
-  thinking = null;
+  // Still the computer's turn: it is still thinking.
+  if (!thinking || reply.to_move !== thinking || reply.game_over) thinking = null;
   path = [];
   render();
   // For tests and scripts: the last reply, and the ply on the page.
   window.tabulaView = view;
   document.body.dataset.ply = view.ply;
+  if (moved && since) {
+    timings[since[0]].push(performance.now() - since[1]);
+    since = null;
+  }
 }
 
 function myTurn() {
@@ -377,13 +394,19 @@ function click(id) {
 }
 
 async function play(text) {
+  since = ['click', performance.now()];
   path = [];
   offer([]);
   say('');
+  // The reply brings the new position (before any computer's answer).
+  const n = ++asked;
   try {
-    await api({ op: 'play', session, move: text, token });
-  } catch (e) { say(e.message); }
-  await load();
+    const r = await api({ op: 'play', session, move: text, token, viewer: seat });
+    show(r.view, n);
+  } catch (e) {
+    say(e.message);
+    await load();
+  }
 }
 
 function follow() {
@@ -393,7 +416,10 @@ function follow() {
     if (ev.event === 'thinking') {
       thinking = ev.player;
       if (view) render();
-    } else if (ev.event === 'move') load();
+    } else if (ev.event === 'move') {
+      if (!since || since[0] !== 'click') since = ['news', performance.now()];
+      load();
+    }
     else if (ev.event === 'error') say(ev.message);
   };
 }
