@@ -154,10 +154,16 @@ fn a_domin_up_tile_is_placed_from_the_hand_and_the_other_seat_never_sees_it() {
     assert!(m["clicks"][0].as_str().unwrap().starts_with("hand("), "{m}");
     b.screenshot(&shot("domin-up"));
     click_move(&b, m);
+    played(&b, s.addr, &g, &v, m);
+}
+
+/// Waits for the page to show a move after the position `v`, and checks
+/// the server's last move is `m`.
+fn played(b: &Browser, addr: std::net::SocketAddr, g: &Value, v: &Value, m: &Value) {
     let ply = v["ply"].as_i64().unwrap();
-    b.wait(&format!("return window.tabulaView.ply > {ply}"), "the tile to be placed");
-    let last = ok(s.addr, json!({"op": "status", "session": g["session"]}))["last_move"].clone();
-    assert_eq!(last, m["text"]);
+    b.wait(&format!("return window.tabulaView.ply > {ply}"), "the move to be played");
+    let last = ok(addr, json!({"op": "status", "session": g["session"]}))["last_move"].clone();
+    assert_eq!(&last, &m["text"]);
 }
 
 #[test]
@@ -199,9 +205,7 @@ fn a_campo_bello_jump_then_the_mover_to_remove() {
     if how == json!("offered") {
         b.script(&format!("{stop}.click()"));
     }
-    b.wait(&format!("return window.tabulaView.ply > {ply}"), "the jump to be played");
-    let last = ok(s.addr, json!({"op": "status", "session": g["session"]}))["last_move"].clone();
-    assert_eq!(last, m["text"]);
+    played(&b, s.addr, &g, &v, &m);
 }
 
 #[test]

@@ -2,40 +2,19 @@
 //! malformed input of every kind, a bounded load test with garbage
 //! clients, and a clean stop.
 
+mod common;
+
+use common::web::start_tcp as start;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use tabula::game::{Game, Outcome};
-use tabula::server::{Config, Server};
-
-struct Running {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-fn start(config: Config) -> Running {
-    let server = Server::bind("127.0.0.1:0", config).unwrap();
-    let addr = server.local_addr().unwrap();
-    let stop = server.stop_flag();
-    let thread = std::thread::spawn(move || server.run().unwrap());
-    Running { addr, stop, thread: Some(thread) }
-}
+use tabula::server::Config;
 
 fn config() -> Config {
     Config { games_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("games"), ..Config::default() }

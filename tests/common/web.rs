@@ -10,10 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tabula::server::{Config, Server};
 
+/// A server running on a thread of the test; stopped when dropped.
 pub struct Running {
     pub addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    pub stop: Arc<AtomicBool>,
+    pub thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Drop for Running {
@@ -29,11 +30,27 @@ pub fn start() -> Running {
     start_with(Config::default())
 }
 
-/// A server with `config` (its games folder set to the crate's).
+/// A server with the web board (HTTP) and `config`, its games folder set
+/// to the crate's.
 pub fn start_with(config: Config) -> Running {
-    let config = Config { games_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("games"), ..config };
-    let mut server = Server::new(config);
+    let mut server = Server::new(games(config));
     let addr = server.listen_http("127.0.0.1:0").unwrap();
+    running(server, addr)
+}
+
+/// A server taking JSON lines over TCP, with `config`, its games folder
+/// set to the crate's.
+pub fn start_tcp(config: Config) -> Running {
+    let mut server = Server::new(games(config));
+    let addr = server.listen_tcp("127.0.0.1:0").unwrap();
+    running(server, addr)
+}
+
+fn games(config: Config) -> Config {
+    Config { games_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("games"), ..config }
+}
+
+fn running(server: Server, addr: SocketAddr) -> Running {
     let stop = server.stop_flag();
     let thread = std::thread::spawn(move || server.run().unwrap());
     Running { addr, stop, thread: Some(thread) }
