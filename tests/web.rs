@@ -335,3 +335,26 @@ fn play_web_sets_the_game_up_and_prints_each_seats_page() {
     let _ = child.wait();
     assert_eq!(v["ply"], json!(2), "{v}");
 }
+
+#[test]
+fn a_game_without_view_plays_with_its_text_and_a_move_list() {
+    let dir = std::env::temp_dir().join(format!("tabula-noview-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rules = "title(take).\nplayers(_, [a, b]).\nother(a, b).\nother(b, a).\nto_move(s(P, _), P).\n\
+                 game_over(s(P, 0), winner(W)) :- other(P, W).\ninitial_state(_, s(a, 5)).\n\
+                 move(s(P, N), take(K), s(O, M)) :- member(K, [1, 2]), K =< N, M is N - K, other(P, O).\n";
+    std::fs::write(dir.join("take.rules"), rules).unwrap();
+    let mut server = tabula::server::Server::new(Config { games_dir: dir.clone(), ..Config::default() });
+    let addr = server.listen_http("127.0.0.1:0").unwrap();
+    let stop = server.stop_flag();
+    let thread = std::thread::spawn(move || server.run().unwrap());
+    let g = ok(addr, json!({"op": "new", "game": "take"}));
+    let v = ok(addr, json!({"op": "view", "session": g["session"], "viewer": "a", "token": g["tokens"]["a"]}));
+    assert_eq!(v["board"], Value::Null);
+    assert!(v["text"].as_str().unwrap().contains("s(a,5)"), "{v}");
+    assert_eq!(v["moves"], json!([{"text": "take(1)", "clicks": null}, {"text": "take(2)", "clicks": null}]));
+    ok(addr, json!({"op": "play", "session": g["session"], "move": "take(2)", "token": g["tokens"]["a"]}));
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    thread.join().unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -130,7 +130,8 @@ fn unknown_session(id: u64) -> Failure {
     fail("unknown_session", format!("no session {id} (closed, idle too long, or never opened)"))
 }
 
-/// Counts a connection while it lives; `None` when there are too many.
+/// Counts a connection (or an HTTP request) while it lives; an error when
+/// there are too many.
 struct Counted(Arc<Shared>);
 
 impl Counted {
