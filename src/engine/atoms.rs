@@ -192,6 +192,7 @@ predefined! {
     BETWEEN => "between",
     ONEOF => "oneof",
     ANY => "any",
+    ARG => "arg",
 }
 
 /// The table of interned atoms and string objects.

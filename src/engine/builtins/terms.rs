@@ -149,6 +149,7 @@ pub(super) fn bi_arg(m: &mut Machine, a: &[Cell]) -> Res {
         other => return Err(m.type_error(atom::COMPOUND, other)),
     };
     match m.store.deref(a[0]) {
+        Cell::Int(i) if i < 0 => Err(m.domain_error(atom::NOT_LESS_THAN_ZERO, Cell::Int(i))),
         Cell::Int(i) => {
             if i < 1 || i as usize > n {
                 return Ok(false);

@@ -4,7 +4,7 @@
 //! is the head and whose cells from 3 on are the body goals (control
 //! constructs keep their goal arguments; a variable goal is `call(X)`).
 
-use super::{AOp, ASTACK, Arith, ArithOp, Expr, FIRST, Instr, NO_PRED, PERM, Tm, VOID};
+use super::{AOp, ASTACK, ArgDst, ArgFast, Arith, ArithOp, Expr, FIRST, INDEX, Instr, NO_PRED, PERM, Tm, VOID};
 use crate::engine::atoms::{Atom, atom};
 use crate::engine::db::{Db, Entry};
 use crate::engine::machine::Control;
@@ -578,15 +578,17 @@ impl Cg<'_> {
                 self.call_like(Instr::CallControl(c, last), last);
             }
             Kind::Builtin(b) => {
-                let fast = self.arith(f, &args);
+                let fast = self.arith(f, &args).or_else(|| self.arg_fast(f, &args));
                 for (i, &a) in args.iter().enumerate() {
                     self.put_arg(a, i as u32);
                 }
                 self.emit(Instr::CallBuiltin(b, args.len() as u32, self.nregs));
                 if let Some(at) = fast {
                     let done = self.out.len() as u32;
-                    if let Instr::Arith(a) = &mut self.out[at] {
-                        a.done = done;
+                    match &mut self.out[at] {
+                        Instr::Arith(a) => a.done = done,
+                        Instr::Arg(a) => a.done = done,
+                        _ => {}
                     }
                 }
                 if last {
@@ -649,6 +651,44 @@ impl Cg<'_> {
             Some(ord) => ArithOp::Cmp(ord, negate, self.expr(args[0])?),
         };
         Some(self.emit(Instr::Arith(Box::new(Arith { op, rhs, done: 0 }))))
+    }
+
+    /// The register code of a variable that already has a value.
+    fn seen_reg(&self, c: usize) -> Option<usize> {
+        match self.cells[c] {
+            Cell::Ref(k) if self.seen[k] => match self.loc[k] {
+                Loc::X(r) => Some(r as usize),
+                Loc::Y(s) => Some(s as usize | PERM),
+                Loc::Void => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The fast path of `arg(N, T, A)` when N and T already have values
+    /// (emitted before the general call, like `arith`). Its position.
+    fn arg_fast(&mut self, f: Atom, args: &[usize]) -> Option<usize> {
+        if f != atom::ARG || args.len() != 3 {
+            return None;
+        }
+        let n = match self.cells[args[0]] {
+            Cell::Int(i) => AOp::Int(i),
+            _ => match self.seen_reg(args[0])? {
+                r if r & PERM != 0 => AOp::Y((r & INDEX) as u32),
+                r => AOp::X(r as u32),
+            },
+        };
+        let t = self.seen_reg(args[1])?;
+        let dst = match self.cells[args[2]] {
+            c @ (Cell::Atom(_) | Cell::Int(_)) => ArgDst::Const(c),
+            Cell::Ref(k) if !self.seen[k] => match self.loc[k] {
+                Loc::X(r) => ArgDst::New(r as usize),
+                Loc::Y(s) => ArgDst::New(s as usize | PERM),
+                Loc::Void => return None,
+            },
+            _ => ArgDst::Old(self.seen_reg(args[2])?),
+        };
+        Some(self.emit(Instr::Arg(Box::new(ArgFast { n, t, dst, done: 0 }))))
     }
 
     /// An integer expression whose variables all have values, as a tree

@@ -82,6 +82,29 @@ pub struct Arith {
     pub done: u32,
 }
 
+/// Where the fast path of `arg/3` puts the argument it finds.
+#[derive(Debug)]
+pub enum ArgDst {
+    /// The first occurrence of a variable: its register takes the cell.
+    New(usize),
+    /// A variable seen before (its register code): unified.
+    Old(usize),
+    /// An atom or integer: compared.
+    Const(Cell),
+}
+
+/// The fast path of `arg(N, T, A)` with N an integer and T a compound:
+/// the argument without a call; anything else falls through to the
+/// builtin (`done` as in `Arith`).
+#[derive(Debug)]
+pub struct ArgFast {
+    pub n: AOp,
+    /// The register code of T.
+    pub t: usize,
+    pub dst: ArgDst,
+    pub done: u32,
+}
+
 /// Bits of a variable cell in a `Tm`.
 pub const FIRST: usize = 1 << 40;
 pub const PERM: usize = 1 << 41;
@@ -136,6 +159,9 @@ pub enum Instr {
     /// Integer arithmetic on registers; on anything else it falls through
     /// to the general builtin call that follows it.
     Arith(Box<Arith>),
+    /// `arg/3` on an integer and a compound; else it falls through to the
+    /// builtin call that follows it.
+    Arg(Box<ArgFast>),
     /// Cut to the barrier saved in the environment.
     Cut,
     /// Cut to the barrier register (no call since the clause started).

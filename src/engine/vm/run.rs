@@ -3,8 +3,8 @@
 
 use super::compile::compile;
 use super::{
-    AOp, Arith, ArithOp, Code, Cont, Env, Expr, FIRST, INDEX, Instr, META_CACHE_MAX, NO_PRED, PERM, Shape, Tm, VOID,
-    VmSave,
+    AOp, ArgDst, ArgFast, Arith, ArithOp, Code, Cont, Env, Expr, FIRST, INDEX, Instr, META_CACHE_MAX, NO_PRED, PERM,
+    Shape, Tm, VOID, VmSave,
 };
 use crate::engine::atoms::{Atom, atom};
 use crate::engine::db::{ClauseCode, Entry};
@@ -292,6 +292,17 @@ impl Machine {
                         }
                         None => {}
                     },
+                    Instr::Arg(ref a) => match self.arg_fast(a) {
+                        Some(true) => {
+                            self.steps += 1;
+                            pc = a.done as usize;
+                        }
+                        Some(false) => {
+                            go = Ok(None);
+                            continue 'outer;
+                        }
+                        None => {}
+                    },
                     Instr::Cut => {
                         let b = self.vm.envs[self.vm.e as usize].b0;
                         self.cut(b as usize);
@@ -448,6 +459,42 @@ impl Machine {
                 Some((l.cmp(&r) == ord) != negate)
             }
         }
+    }
+
+    /// Runs the fast path of `arg/3`: `Some(success)`, or `None` to fall
+    /// through to the general builtin (N not an integer, T not a
+    /// compound).
+    #[inline(never)]
+    fn arg_fast(&mut self, a: &ArgFast) -> Option<bool> {
+        let n = self.operand(a.n)?;
+        let t = *self.reg(a.t);
+        let (first, arity) = match self.store.deref(t) {
+            Cell::Str(p) => match self.store.heap[p] {
+                Cell::Fun(_, k) => (p + 1, k as i64),
+                _ => return None,
+            },
+            Cell::Lst(p) => (p, 2),
+            _ => return None,
+        };
+        match n {
+            // A negative N is an error: the builtin raises it.
+            ..0 => return None,
+            0 => return Some(false),
+            n if n > arity => return Some(false),
+            _ => {}
+        }
+        let v = self.store.heap[first + n as usize - 1];
+        Some(match a.dst {
+            ArgDst::New(code) => {
+                *self.reg(code) = v;
+                true
+            }
+            ArgDst::Old(code) => {
+                let r = *self.reg(code);
+                self.store.unify(r, v)
+            }
+            ArgDst::Const(c) => self.store.unify_const(v, c),
+        })
     }
 
     /// A new list cell (`None`) or structure `f/n` whose argument cells the
