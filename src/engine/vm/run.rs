@@ -84,6 +84,23 @@ impl Machine {
                     }
                 }};
             }
+            // A builtin's fast path: on success skip the general call (to
+            // `done`), on failure backtrack, else fall through to the call.
+            macro_rules! fast {
+                ($result:expr, $done:expr) => {
+                    match $result {
+                        Some(true) => {
+                            self.steps += 1;
+                            pc = $done as usize;
+                        }
+                        Some(false) => {
+                            go = Ok(None);
+                            continue 'outer;
+                        }
+                        None => {}
+                    }
+                };
+            }
             loop {
                 let ins = &code[pc];
                 pc += 1;
@@ -281,28 +298,8 @@ impl Machine {
                         std::mem::swap(&mut code, &mut self.vm.cp.code);
                         pc = self.vm.cp.pc as usize;
                     }
-                    Instr::Arith(ref a) => match self.arith(a) {
-                        Some(true) => {
-                            self.steps += 1;
-                            pc = a.done as usize;
-                        }
-                        Some(false) => {
-                            go = Ok(None);
-                            continue 'outer;
-                        }
-                        None => {}
-                    },
-                    Instr::Arg(ref a) => match self.arg_fast(a) {
-                        Some(true) => {
-                            self.steps += 1;
-                            pc = a.done as usize;
-                        }
-                        Some(false) => {
-                            go = Ok(None);
-                            continue 'outer;
-                        }
-                        None => {}
-                    },
+                    Instr::Arith(ref a) => fast!(self.arith(a), a.done),
+                    Instr::Arg(ref a) => fast!(self.arg_fast(a), a.done),
                     Instr::Cut => {
                         let b = self.vm.envs[self.vm.e as usize].b0;
                         self.cut(b as usize);
