@@ -4,7 +4,7 @@
 //! is the head and whose cells from 3 on are the body goals (control
 //! constructs keep their goal arguments; a variable goal is `call(X)`).
 
-use super::{AOp, ASTACK, ArgDst, ArgFast, Arith, ArithOp, Expr, FIRST, INDEX, Instr, NO_PRED, PERM, Tm, VOID};
+use super::{AOp, ASTACK, ArgDst, ArgFast, Arith, ArithOp, Expr, FIRST, Instr, NO_PRED, PERM, Tm, VOID};
 use crate::engine::atoms::{Atom, atom};
 use crate::engine::db::{Db, Entry};
 use crate::engine::machine::Control;
@@ -638,11 +638,7 @@ impl Cg<'_> {
         let op = match cmp {
             None => match self.cells[args[0]] {
                 Cell::Ref(k) => {
-                    let code = match self.loc[k] {
-                        Loc::Void => return None,
-                        Loc::X(r) => r as usize,
-                        Loc::Y(s) => s as usize | PERM,
-                    };
+                    let code = self.reg_code(k)?;
                     if self.seen[k] { ArithOp::IsOld(code) } else { ArithOp::IsNew(code) }
                 }
                 Cell::Int(i) => ArithOp::IsInt(i),
@@ -653,14 +649,19 @@ impl Cg<'_> {
         Some(self.emit(Instr::Arith(Box::new(Arith { op, rhs, done: 0 }))))
     }
 
+    /// The register code of variable `k` (`None` for a void one).
+    fn reg_code(&self, k: usize) -> Option<usize> {
+        match self.loc[k] {
+            Loc::X(r) => Some(r as usize),
+            Loc::Y(s) => Some(s as usize | PERM),
+            Loc::Void => None,
+        }
+    }
+
     /// The register code of a variable that already has a value.
     fn seen_reg(&self, c: usize) -> Option<usize> {
         match self.cells[c] {
-            Cell::Ref(k) if self.seen[k] => match self.loc[k] {
-                Loc::X(r) => Some(r as usize),
-                Loc::Y(s) => Some(s as usize | PERM),
-                Loc::Void => None,
-            },
+            Cell::Ref(k) if self.seen[k] => self.reg_code(k),
             _ => None,
         }
     }
@@ -671,21 +672,12 @@ impl Cg<'_> {
         if f != atom::ARG || args.len() != 3 {
             return None;
         }
-        let n = match self.cells[args[0]] {
-            Cell::Int(i) => AOp::Int(i),
-            _ => match self.seen_reg(args[0])? {
-                r if r & PERM != 0 => AOp::Y((r & INDEX) as u32),
-                r => AOp::X(r as u32),
-            },
-        };
+        // An integer, or a variable with a value: an expression leaf.
+        let Expr::Leaf(n) = self.expr(args[0])? else { return None };
         let t = self.seen_reg(args[1])?;
         let dst = match self.cells[args[2]] {
             c @ (Cell::Atom(_) | Cell::Int(_)) => ArgDst::Const(c),
-            Cell::Ref(k) if !self.seen[k] => match self.loc[k] {
-                Loc::X(r) => ArgDst::New(r as usize),
-                Loc::Y(s) => ArgDst::New(s as usize | PERM),
-                Loc::Void => return None,
-            },
+            Cell::Ref(k) if !self.seen[k] => ArgDst::New(self.reg_code(k)?),
             _ => ArgDst::Old(self.seen_reg(args[2])?),
         };
         Some(self.emit(Instr::Arg(Box::new(ArgFast { n, t, dst, done: 0 }))))
