@@ -21,5 +21,6 @@ pub mod ai;
 pub mod cli;
 pub mod engine;
 pub mod game;
+pub mod gdl;
 pub mod server;
 pub mod syntax;

@@ -1,9 +1,11 @@
 //! `tabula check FILE...`: load each file and report every syntax error
-//! and warning. (The game-interface checks come with the game layer.)
+//! and warning; a game (a `.rules` file defining the game interface, or a
+//! GDL `.kif` file) is also played in a few random games that check the
+//! interface's invariants.
 
 use super::{CliError, read_source};
 use crate::engine::Engine;
-use crate::game::{Game, REQUIRED};
+use crate::game::{Game, REQUIRED, is_gdl};
 use crate::syntax::render;
 use std::path::PathBuf;
 
@@ -27,12 +29,38 @@ pub fn run(a: CheckArgs) -> Result<i32, CliError> {
                 continue;
             }
         };
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        if is_gdl(path) {
+            // A GDL file: its own checks, then the game checks on the translation.
+            let stem = path.file_stem().map_or_else(|| name.clone(), |s| s.to_string_lossy().into_owned());
+            match crate::gdl::translate_game(&stem, &src) {
+                Err(diags) => {
+                    failed = true;
+                    eprint!("{}", render(&name, &src, &diags));
+                    let errors = diags.iter().filter(|d| d.is_error()).count();
+                    println!("{name}: {}, {}", plural(errors, "error"), plural(diags.len() - errors, "warning"));
+                }
+                Ok(t) => {
+                    eprint!("{}", render(&name, &src, &t.warnings));
+                    let warnings = t.warnings.len();
+                    if let Err(problems) = game_problems(path, &t.program) {
+                        failed = true;
+                        for p in &problems {
+                            eprintln!("{name}: error: {p}");
+                        }
+                        println!("{name}: {}, {}", plural(problems.len(), "game error"), plural(warnings, "warning"));
+                    } else {
+                        println!("{name}: game ok ({})", plural(warnings, "warning"));
+                    }
+                }
+            }
+            continue;
+        }
         let mut engine = Engine::new();
         let report = engine.load(&name, &src);
         let errors = report.diagnostics.iter().filter(|d| d.is_error()).count();
         let warnings = report.diagnostics.len() - errors;
         eprint!("{}", render(&name, &src, &report.diagnostics));
-        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
         // A file that defines at least half of the game predicates is
         // checked as a game.
         let defined = REQUIRED.iter().filter(|(n, _)| !engine.defined_arities(n).is_empty()).count();

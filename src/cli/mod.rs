@@ -8,6 +8,7 @@ mod play;
 mod query;
 mod serve;
 mod setup;
+mod translate;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -53,6 +54,9 @@ pub enum Command {
     Match(matches::MatchArgs),
     /// Serve games and queries over TCP (newline-delimited JSON).
     Serve(serve::ServeArgs),
+    /// Print the program a GDL game (.kif) becomes: a rules-language file
+    /// that also runs in SWI-Prolog.
+    Translate(translate::TranslateArgs),
 }
 
 /// An error that ends a command: printed to stderr, exit code 2.
@@ -122,6 +126,7 @@ pub fn main() -> i32 {
             Command::Play(a) => play::run(a),
             Command::Match(a) => matches::run(a),
             Command::Serve(a) => serve::run(a),
+            Command::Translate(a) => translate::run(a),
         };
         match result {
             Ok(code) => code,

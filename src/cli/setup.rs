@@ -25,7 +25,8 @@ pub struct StartArgs {
     /// Start from this state term instead of the initial state.
     #[arg(long, value_name = "TERM")]
     pub state: Option<String>,
-    /// Moves played first, in notation, separated by spaces.
+    /// Moves played first, in notation, separated by spaces (a move in
+    /// brackets, like `(mark 1 1)`, is one move).
     #[arg(long, value_name = "MOVES")]
     pub after: Option<String>,
 }
@@ -72,7 +73,7 @@ impl Session {
             None => self.game.initial_state(&self.options, seed)?,
         };
         if let Some(after) = &s.after {
-            for (i, typed) in after.split_whitespace().enumerate() {
+            for (i, typed) in split_moves(after).into_iter().enumerate() {
                 if self.game.outcome(&state)?.is_some() {
                     return Err(CliError(format!("--after: the game is over before move {} (`{typed}`)", i + 1)));
                 }
@@ -106,4 +107,29 @@ pub fn progress(len: Option<u64>, message: &str) -> Option<indicatif::ProgressBa
     };
     bar.set_message(message.to_string());
     Some(bar)
+}
+
+/// Moves typed one after another: split at spaces outside brackets, so a
+/// move written in KIF, `(mark 1 1)`, is one move.
+pub fn split_moves(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, None);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            c if c.is_whitespace() && depth <= 0 => {
+                if let Some(s) = start.take() {
+                    out.push(&text[s..i]);
+                }
+                continue;
+            }
+            _ => {}
+        }
+        start.get_or_insert(i);
+    }
+    if let Some(s) = start {
+        out.push(&text[s..]);
+    }
+    out
 }

@@ -40,6 +40,8 @@ pub enum Alt {
     Findall { bag: usize, result: Cell, tail: Cell },
     /// The end of a `'$sample'/3`: the bag holds the solution kept.
     Sample { bag: usize, result: Cell },
+    /// The rest of a proper list for `member/2`.
+    Member { x: Cell, rest: Cell },
     /// Successive integers for `between/3`.
     Between { var: Cell, next: i64, hi: i64 },
     /// Alternative sets of unifications (for nondeterministic builtins).

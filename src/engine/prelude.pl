@@ -149,9 +149,10 @@ phrase(G, L, R) :-
 '$length_gen'([], N, N, _).
 '$length_gen'([_|T], N, N0, _) :- N1 is N0 + 1, '$length_gen'(T, N, N1, 0).
 
-member(X, [H|T]) :- '$member'(T, X, H).
-'$member'(_, X, X).
-'$member'([H|T], X, _) :- '$member'(T, X, H).
+member(X, L) :- '$member'(X, L).
+'$member_list'(X, [H|T]) :- '$member_'(T, X, H).
+'$member_'(_, X, X).
+'$member_'([H|T], X, _) :- '$member_'(T, X, H).
 
 append([], L, L).
 append([H|T], L, [H|R]) :- append(T, L, R).

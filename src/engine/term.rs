@@ -255,6 +255,28 @@ impl Store {
         })
     }
 
+    /// A quick test that never binds: false when `a` and `b` certainly do
+    /// not unify (different constants, or compounds whose functors or
+    /// constant arguments differ); true when they may.
+    pub fn may_unify(&self, a: Cell, b: Cell) -> bool {
+        let clash = |x: Cell, y: Cell| match (x, y) {
+            (Cell::Atom(x), Cell::Atom(y)) => x != y,
+            (Cell::Int(x), Cell::Int(y)) => x != y,
+            (Cell::Atom(_), Cell::Int(_)) | (Cell::Int(_), Cell::Atom(_)) => true,
+            _ => false,
+        };
+        match (self.deref(a), self.deref(b)) {
+            (Cell::Str(p), Cell::Str(q)) => {
+                if self.heap[p] != self.heap[q] {
+                    return false;
+                }
+                let Cell::Fun(_, n) = self.heap[p] else { return true };
+                (1..=n as usize).all(|i| !clash(self.deref(self.heap[p + i]), self.deref(self.heap[q + i])))
+            }
+            (x, y) => !clash(x, y),
+        }
+    }
+
     /// Unifies a term with an atomic constant (a clause's constant
     /// argument).
     #[inline(always)]

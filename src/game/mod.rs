@@ -164,12 +164,13 @@ pub fn games_dir(explicit: Option<&Path>) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("games")
 }
 
-/// The `.rules` files in the games folder, sorted by name.
+/// The games in the games folder (`.rules` and `.kif` files), sorted by
+/// name.
 pub fn list_games(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "rules"))
+                .filter(|p| p.extension().is_some_and(|x| x == "rules" || x == "kif"))
                 .collect()
         })
         .unwrap_or_default();
@@ -177,18 +178,20 @@ pub fn list_games(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// Resolves a game name or a path to a `.rules` file.
+/// Resolves a game name or a path to a `.rules` or `.kif` file.
 pub fn find_game(name: &str, dir: &Path) -> Result<PathBuf, GameError> {
     let as_path = PathBuf::from(name);
-    if name.ends_with(".rules") || name.ends_with(".pl") || name.contains('/') {
+    if name.ends_with(".rules") || name.ends_with(".pl") || name.ends_with(".kif") || name.contains('/') {
         if as_path.is_file() {
             return Ok(as_path);
         }
         return Err(GameError::NotFound(format!("no such file: {name}")));
     }
-    let p = dir.join(format!("{name}.rules"));
-    if p.is_file() {
-        return Ok(p);
+    for ext in ["rules", "kif"] {
+        let p = dir.join(format!("{name}.{ext}"));
+        if p.is_file() {
+            return Ok(p);
+        }
     }
     let known: Vec<String> =
         list_games(dir).iter().filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned())).collect();
@@ -199,13 +202,34 @@ pub fn find_game(name: &str, dir: &Path) -> Result<PathBuf, GameError> {
     )))
 }
 
+/// Whether a path names a GDL file.
+pub fn is_gdl(path: &Path) -> bool {
+    path.extension().is_some_and(|x| x.eq_ignore_ascii_case("kif"))
+}
+
+/// The rules-language text of a game file: a `.rules` file as it is, a
+/// `.kif` file translated from GDL (with its warnings rendered).
+pub fn rules_text(path: &Path, src: &str) -> Result<(String, String), GameError> {
+    if !is_gdl(path) {
+        return Ok((src.to_string(), String::new()));
+    }
+    let file = path.display().to_string();
+    let name = path.file_stem().map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
+    match crate::gdl::translate_game(&name, src) {
+        Ok(t) => Ok((t.program, render(&file, src, &t.warnings))),
+        Err(diags) => Err(GameError::Load(render(&file, src, &diags))),
+    }
+}
+
 impl Game {
     /// Loads a game: syntax errors and missing interface predicates are
     /// errors; warnings are returned as rendered text.
     pub fn load(path: &Path) -> Result<(Game, String), GameError> {
         let src = std::fs::read_to_string(path)
             .map_err(|e| GameError::NotFound(format!("cannot read {}: {e}", path.display())))?;
-        Game::from_source(path, &src)
+        let (rules, warnings) = rules_text(path, &src)?;
+        let (game, more) = Game::from_source(path, &rules)?;
+        Ok((game, warnings + &more))
     }
 
     pub fn from_source(path: &Path, src: &str) -> Result<(Game, String), GameError> {

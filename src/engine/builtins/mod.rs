@@ -70,6 +70,7 @@ pub fn register(m: &mut Machine) {
         ("succ", 2, bi_succ),
         ("plus", 3, bi_plus),
         ("between", 3, bi_between),
+        ("$member", 2, bi_member),
         // terms
         ("functor", 3, bi_functor),
         ("arg", 3, bi_arg),

@@ -369,12 +369,62 @@ pub(super) fn bi_numlist(m: &mut Machine, a: &[Cell]) -> Res {
     Ok(m.store.unify(a[2], l))
 }
 
+/// Longest list `member/2` scans natively; longer (or cyclic) lists go to
+/// the library definition, which counts its steps.
+const MEMBER_NATIVE_MAX: usize = 1 << 20;
+
+/// `'$member'/2`, the body of `member/2`: on a proper list, the elements
+/// are tried here, one choice point for the rest of the list (none after
+/// the last element, as in SWI-Prolog), and elements that cannot unify
+/// are skipped without a call; a partial list goes to the Prolog
+/// definition, which extends it.
+pub(super) fn bi_member(m: &mut Machine, a: &[Cell]) -> Res {
+    let x = m.store.deref(a[0]);
+    let list = m.store.deref(a[1]);
+    let mut t = list;
+    for _ in 0..MEMBER_NATIVE_MAX {
+        match t {
+            Cell::Lst(p) => t = m.store.deref(m.store.heap[p + 1]),
+            Cell::Ref(_) => break,
+            _ => return Ok(m.first_member(x, list)),
+        }
+    }
+    let name = m.atoms.intern("$member_list");
+    let goal = m.store.new_struct(name, &[x, list]);
+    m.push_call(goal);
+    Ok(true)
+}
+
+impl Machine {
+    /// The next element from `l` on that may unify with `x`, and the list
+    /// after it.
+    pub(crate) fn next_member(&self, x: Cell, mut l: Cell) -> Option<(Cell, Cell)> {
+        while let Cell::Lst(p) = self.store.deref(l) {
+            let (e, tail) = (self.store.heap[p], self.store.heap[p + 1]);
+            if self.store.may_unify(x, e) {
+                return Some((e, tail));
+            }
+            l = tail;
+        }
+        None
+    }
+
+    fn first_member(&mut self, x: Cell, list: Cell) -> bool {
+        let Some((e, tail)) = self.next_member(x, list) else { return false };
+        if let Cell::Lst(_) = self.store.deref(tail) {
+            self.push_alt(Alt::Member { x, rest: tail });
+        }
+        self.store.unify(x, e)
+    }
+}
+
 pub(super) fn bi_memberchk(m: &mut Machine, a: &[Cell]) -> Res {
     let mut l = m.store.deref(a[1]);
+    let x = m.store.deref(a[0]);
     loop {
         match l {
             Cell::Lst(p) => {
-                if m.unify_kept_if(a[0], m.store.heap[p], |_, _| true) {
+                if m.store.may_unify(x, m.store.heap[p]) && m.unify_kept_if(x, m.store.heap[p], |_, _| true) {
                     return Ok(true);
                 }
                 l = m.store.deref(m.store.heap[p + 1]);

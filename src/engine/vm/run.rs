@@ -1069,6 +1069,27 @@ impl Machine {
                         }
                     }
                 }
+                Alt::Member { x, rest } => {
+                    let (x, from) = (*x, *rest);
+                    match self.next_member(x, from) {
+                        None => {
+                            self.pop_choice();
+                        }
+                        Some((e, tail)) => {
+                            let last = !matches!(self.store.deref(tail), Cell::Lst(_));
+                            if let Alt::Member { rest, .. } = &mut self.choices[idx].alt {
+                                *rest = tail;
+                            }
+                            let c = cont(self);
+                            if last {
+                                self.pop_choice();
+                            }
+                            if self.store.unify(x, e) {
+                                return Ok(Some(c));
+                            }
+                        }
+                    }
+                }
                 Alt::Between { var, next, hi } => {
                     let (var, v, hi) = (*var, *next, *hi);
                     if v < hi {

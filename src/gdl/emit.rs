@@ -1,0 +1,380 @@
+//! The translated program as text: static facts, the rules with their
+//! bodies ordered for Prolog, then the generic interface (`prelude.pl`).
+
+use super::check::Analysis;
+use super::eval::{Facts, G};
+use super::{Flat, FlatClause, PRELUDE, Term};
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+
+/// GDL's relations that the interface calls, with fixed arguments.
+const OWN: &[&str] = &["role", "init", "legal", "next", "terminal", "goal"];
+
+/// The predicate a relation becomes: `gdl_legal` for GDL's own, `r_NAME`
+/// for the game's (so no relation clashes with a builtin).
+pub fn pred_name(rel: &str) -> String {
+    if OWN.contains(&rel) { format!("gdl_{rel}") } else { format!("r_{rel}") }
+}
+
+/// Orders a body for Prolog, given the variables bound before it. The
+/// written order is kept except that: each `not` and `distinct` comes as
+/// soon as its variables are bound; a literal whose variables are all bound
+/// (a test) comes next; then a lookup of a computed relation by its first
+/// argument (indexed) that finds at most two facts on average; calls back into the rule's own stratum (recursion)
+/// come after everything else.
+pub fn order<'a>(body: &'a [Flat], bound: &HashSet<String>, a: &Analysis, stratum: Option<usize>) -> Vec<&'a Flat> {
+    let mut bound = bound.clone();
+    let mut left: Vec<&Flat> = body.iter().collect();
+    let mut out = Vec::with_capacity(left.len());
+    let all_bound = |l: &Flat, bound: &HashSet<String>| {
+        let mut vs = Vec::new();
+        l.vars(&mut vs);
+        vs.iter().all(|v| bound.contains(*v))
+    };
+    while !left.is_empty() {
+        if let Some(i) = left.iter().position(|l| !matches!(l, Flat::Pos(_)) && all_bound(l, &bound)) {
+            out.push(left.remove(i));
+            continue;
+        }
+        let rank = |l: &Flat| -> Option<u8> {
+            let Flat::Pos(atom) = l else { return None };
+            let recursive = stratum.is_some() && a.stratum.get(&atom.rel) == stratum.as_ref();
+            let indexed = a.is_static(&atom.rel)
+                && a.fanout.get(&atom.rel).is_none_or(|&f| f <= 2.0)
+                && atom.args.first().is_some_and(|t| {
+                    let mut vs = Vec::new();
+                    t.vars(&mut vs);
+                    vs.iter().all(|v| bound.contains(*v))
+                });
+            Some(match () {
+                _ if all_bound(l, &bound) => 0,
+                _ if recursive => 3,
+                _ if indexed => 1,
+                _ => 2,
+            })
+        };
+        let best = left.iter().enumerate().filter_map(|(i, l)| rank(l).map(|r| (r, i))).min().map(|(_, i)| i);
+        // Only unsafe literals are left (already reported): keep them.
+        let l = left.remove(best.unwrap_or(0));
+        let mut vs = Vec::new();
+        l.vars(&mut vs);
+        bound.extend(vs.into_iter().map(str::to_string));
+        out.push(l);
+    }
+    out
+}
+
+/// A symbol as a Prolog constant: an integer when it reads as one, else an
+/// atom.
+fn sym_text(s: &str) -> String {
+    let int = s == "0"
+        || (s.len() <= 18
+            && s.starts_with(|c: char| c.is_ascii_digit() && c != '0')
+            && s.bytes().all(|b| b.is_ascii_digit()));
+    if int { s.to_string() } else { atom_text(s) }
+}
+
+/// An atom, quoted when it must be.
+pub fn atom_text(s: &str) -> String {
+    const OPERATORS: &[&str] = &[
+        "is",
+        "mod",
+        "rem",
+        "xor",
+        "div",
+        "rdiv",
+        "divmod",
+        "dynamic",
+        "discontiguous",
+        "initialization",
+        "meta_predicate",
+        "module_transparent",
+        "multifile",
+        "public",
+        "thread_local",
+        "table",
+        "as",
+        "volatile",
+    ];
+    let plain = s.starts_with(|c: char| c.is_ascii_lowercase())
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !OPERATORS.contains(&s);
+    if plain {
+        return s.to_string();
+    }
+    let mut q = String::from("'");
+    for c in s.chars() {
+        match c {
+            '\'' => q.push_str("\\'"),
+            '\\' => q.push_str("\\\\"),
+            _ => q.push(c),
+        }
+    }
+    q.push('\'');
+    q
+}
+
+fn term_text(t: &Term, names: &HashMap<String, String>) -> String {
+    match t {
+        Term::Sym(s, _) => sym_text(s),
+        Term::Var(v, _) => names[v].clone(),
+        Term::Fn(f, args, _) => {
+            let args: Vec<String> = args.iter().map(|a| term_text(a, names)).collect();
+            format!("{}({})", atom_text(f), args.join(", "))
+        }
+    }
+}
+
+fn g_text(g: &G, symbols: &[String]) -> String {
+    match g {
+        G::S(s) => sym_text(&symbols[*s as usize]),
+        G::F(f, args) => {
+            let args: Vec<String> = args.iter().map(|a| g_text(a, symbols)).collect();
+            format!("{}({})", atom_text(&symbols[*f as usize]), args.join(", "))
+        }
+    }
+}
+
+/// A Prolog variable name for a GDL variable, distinct from `taken`.
+fn var_name(v: &str, taken: &HashSet<String>) -> String {
+    let mut base: String = v.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    if !base.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        base = format!("V{base}");
+    }
+    let mut chars = base.chars();
+    let first = chars.next().map(|c| c.to_ascii_uppercase()).unwrap_or('V');
+    let base = format!("{first}{}", chars.as_str());
+    if !taken.contains(&base) {
+        return base;
+    }
+    (1..).map(|i| format!("{base}_{i}")).find(|n| !taken.contains(n)).expect("a free name")
+}
+
+/// Which arguments of a call are bound (ground) when it is made.
+type Mode = Vec<bool>;
+
+/// The mode GDL's own relations are called in by the interface: `legal`
+/// and `goal` with the role bound, the others with nothing bound.
+fn entry_mode(rel: &str, arity: usize) -> Mode {
+    match rel {
+        "legal" | "goal" => vec![true, false],
+        _ => vec![false; arity],
+    }
+}
+
+/// The predicate for a relation called in a mode: each mode a relation is
+/// called in gets its own version, its bodies ordered knowing what is
+/// bound (`member` becomes `memberchk` where the fluent is ground), and a
+/// version with every argument bound stops at its first proof (GDL is
+/// set-based: a ground question has one answer). The interface's mode
+/// keeps the plain name.
+fn mode_name(rel: &str, mode: &[bool], a: &Analysis) -> String {
+    let plain = pred_name(rel);
+    if a.is_static(rel) || mode == entry_mode(rel, mode.len()).as_slice() {
+        return plain;
+    }
+    let m: String = mode.iter().map(|&b| if b { 'b' } else { 'f' }).collect();
+    format!("{plain}__{m}")
+}
+
+/// What clause emission shares: the analysis, the variable names of the
+/// clause, and the modes of the calls it makes.
+struct Ctx<'a> {
+    a: &'a Analysis,
+    names: HashMap<String, String>,
+    calls: Vec<(String, Mode)>,
+    uses: (bool, bool),
+}
+
+/// One clause of a state- or move-dependent relation, in one mode.
+fn clause_text(c: &FlatClause, mode: &[bool], a: &Analysis, calls: &mut Vec<(String, Mode)>) -> String {
+    let mut bound = HashSet::new();
+    for (t, &b) in c.head.args.iter().zip(mode) {
+        if b {
+            let mut vs = Vec::new();
+            t.vars(&mut vs);
+            bound.extend(vs.into_iter().map(str::to_string));
+        }
+    }
+    let body = order(&c.body, &bound, a, a.stratum.get(&c.head.rel).copied());
+    // Variable names, singletons marked with `_`.
+    let mut occurrences = Vec::new();
+    c.head.vars(&mut occurrences);
+    for l in &body {
+        l.vars(&mut occurrences);
+    }
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for v in &occurrences {
+        *count.entry(v).or_default() += 1;
+    }
+    let mut taken: HashSet<String> = ["S", "M"].iter().map(|s| s.to_string()).collect();
+    let mut names = HashMap::new();
+    for v in &occurrences {
+        if !names.contains_key(*v) {
+            let n = var_name(v, &taken);
+            taken.insert(n.clone());
+            let shown = if count[v] == 1 { format!("_{n}") } else { n };
+            names.insert(v.to_string(), shown);
+        }
+    }
+    let mut cx = Ctx { a, names, calls: Vec::new(), uses: (false, false) };
+    let mut goals: Vec<String> = body.iter().map(|l| goal_text(l, &mut bound, &mut cx)).collect();
+    if mode.iter().all(|&b| b) {
+        goals.push("!".to_string());
+    }
+    calls.append(&mut cx.calls);
+    let mut head_args: Vec<String> = c.head.args.iter().map(|t| term_text(t, &cx.names)).collect();
+    if a.takes_s.contains(&c.head.rel) {
+        head_args.push(if cx.uses.0 { "S" } else { "_" }.to_string());
+    }
+    if a.takes_m.contains(&c.head.rel) {
+        head_args.push(if cx.uses.1 { "M" } else { "_" }.to_string());
+    }
+    let head = call_text(&mode_name(&c.head.rel, mode, a), &head_args);
+    if goals.is_empty() { format!("{head}.\n") } else { format!("{head} :-\n    {}.\n", goals.join(",\n    ")) }
+}
+
+fn call_text(pred: &str, args: &[String]) -> String {
+    if args.is_empty() { atom_text(pred) } else { format!("{}({})", atom_text(pred), args.join(", ")) }
+}
+
+fn ground_now(t: &Term, bound: &HashSet<String>) -> bool {
+    let mut vs = Vec::new();
+    t.vars(&mut vs);
+    vs.iter().all(|v| bound.contains(*v))
+}
+
+fn goal_text(l: &Flat, bound: &mut HashSet<String>, cx: &mut Ctx) -> String {
+    match l {
+        Flat::Pos(atom) => {
+            let args: Vec<String> = atom.args.iter().map(|t| term_text(t, &cx.names)).collect();
+            let text = match atom.rel.as_str() {
+                "true" => {
+                    cx.uses.0 = true;
+                    let check = if ground_now(&atom.args[0], bound) { "memberchk" } else { "member" };
+                    format!("{check}({}, S)", args[0])
+                }
+                "does" => {
+                    cx.uses.1 = true;
+                    let check = if ground_now(&atom.args[0], bound) { "memberchk" } else { "member" };
+                    format!("{check}(does({}, {}), M)", args[0], args[1])
+                }
+                rel => {
+                    let mut args = args;
+                    let mode: Mode = atom.args.iter().map(|t| ground_now(t, bound)).collect();
+                    if cx.a.takes_s.contains(rel) {
+                        cx.uses.0 = true;
+                        args.push("S".into());
+                    }
+                    if cx.a.takes_m.contains(rel) {
+                        cx.uses.1 = true;
+                        args.push("M".into());
+                    }
+                    let name = mode_name(rel, &mode, cx.a);
+                    if !cx.a.is_static(rel) {
+                        cx.calls.push((rel.to_string(), mode));
+                    }
+                    call_text(&name, &args)
+                }
+            };
+            let mut vs = Vec::new();
+            atom.vars(&mut vs);
+            bound.extend(vs.into_iter().map(str::to_string));
+            text
+        }
+        Flat::Distinct(x, y, _) => format!("{} \\== {}", term_text(x, &cx.names), term_text(y, &cx.names)),
+        Flat::Not(alts, _) => {
+            let alts: Vec<Vec<String>> = alts
+                .iter()
+                .map(|alt| {
+                    let mut inner_bound = bound.clone();
+                    let ordered = order(alt, bound, cx.a, None);
+                    ordered.iter().map(|l| goal_text(l, &mut inner_bound, cx)).collect()
+                })
+                .collect();
+            match alts.as_slice() {
+                [one]
+                    if one.len() == 1
+                        && !matches!(l, Flat::Not(alts, _) if matches!(alts[0][0], Flat::Distinct(..))) =>
+                {
+                    format!("\\+ {}", one[0])
+                }
+                _ => {
+                    let texts: Vec<String> = alts.iter().map(|g| g.join(", ")).collect();
+                    format!("\\+ ( {} )", texts.join(" ; "))
+                }
+            }
+        }
+    }
+}
+
+/// Every state- or move-dependent relation in every mode it is called in,
+/// from the interface's calls on: each relation's versions together.
+fn rules_text(clauses: &[FlatClause], a: &Analysis) -> String {
+    let mut todo: Vec<(String, Mode)> = ["terminal", "goal", "legal", "next"]
+        .iter()
+        .rev()
+        .map(|r| (r.to_string(), entry_mode(r, a.arity.get(*r).copied().unwrap_or(0))))
+        .collect();
+    let mut done: HashSet<(String, Mode)> = HashSet::new();
+    let mut versions: Vec<(String, Mode, String)> = Vec::new();
+    while let Some((rel, mode)) = todo.pop() {
+        if a.is_static(&rel) || !done.insert((rel.clone(), mode.clone())) {
+            continue;
+        }
+        let mut text = String::new();
+        let mut calls = Vec::new();
+        for c in clauses.iter().filter(|c| c.head.rel == rel) {
+            text.push_str(&clause_text(c, &mode, a, &mut calls));
+        }
+        versions.push((rel, mode, text));
+        todo.extend(calls.into_iter().rev());
+    }
+    // Versions of one relation together, relations in the order written.
+    let mut order_of: HashMap<&str, usize> = HashMap::new();
+    for c in clauses {
+        let n = order_of.len();
+        order_of.entry(c.head.rel.as_str()).or_insert(n);
+    }
+    versions.sort_by_key(|(rel, mode, _)| (order_of.get(rel.as_str()).copied(), mode != &entry_mode(rel, mode.len())));
+    versions.into_iter().map(|(_, _, t)| t + "\n").collect()
+}
+
+/// The whole program.
+pub fn program(name: &str, description: Option<&str>, clauses: &[FlatClause], a: &Analysis, facts: &Facts) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "% {name}: translated from the Game Description Language by `tabula translate`.\n\
+         % The game's relations come first (a relation NAME is the predicate r_NAME,\n\
+         % GDL's own are gdl_legal, gdl_next...; the state's fluents S and the joint\n\
+         % move M are the last arguments where a relation depends on them), then the\n\
+         % game interface, the same for every GDL game.\n"
+    );
+    let _ = writeln!(out, "title({}).", atom_text(name));
+    if let Some(d) = description {
+        let _ = writeln!(out, "describe({}).", atom_text(d));
+    }
+    let roles: Vec<String> = facts
+        .relations
+        .iter()
+        .filter(|(r, _)| r == "role")
+        .flat_map(|(_, ts)| ts.iter().map(|t| g_text(&t[0], &facts.symbols)))
+        .collect();
+    let _ = writeln!(out, "gdl_roles([{}]).\n", roles.join(", "));
+    let empty: Vec<&str> = facts.relations.iter().filter(|(_, ts)| ts.is_empty()).map(|(r, _)| r.as_str()).collect();
+    for r in &empty {
+        let _ = writeln!(out, ":- dynamic({}/{}).", atom_text(&pred_name(r)), a.arity[*r]);
+    }
+    let _ = writeln!(out, "% Relations that depend on neither the state nor the moves, computed.\n");
+    for (rel, tuples) in &facts.relations {
+        for t in tuples {
+            let args: Vec<String> = t.iter().map(|g| g_text(g, &facts.symbols)).collect();
+            let _ = writeln!(out, "{}.", call_text(&pred_name(rel), &args));
+        }
+    }
+    let _ = writeln!(out, "\n% The rules.\n");
+    out.push_str(&rules_text(clauses, a));
+    out.push_str(PRELUDE);
+    out
+}

@@ -1,0 +1,243 @@
+//! Games in the Game Description Language (GDL, KIF syntax): a `.kif` file
+//! is read ([`parse`]), checked ([`check`]: arities, safety,
+//! stratification, `does` dependencies, unknown relations), and translated
+//! ([`emit`]) into a program of the rules language that defines the game
+//! interface, so a GDL game is played, searched and served like any
+//! `.rules` game, and the same program runs in SWI-Prolog.
+//!
+//! The translation: every relation becomes a predicate (`gdl_legal`,
+//! `gdl_next`... for GDL's own, `r_NAME` for the game's, so no name clashes
+//! with a builtin), with the state's fluent list and the joint move as
+//! extra last arguments where the relation depends on `true` or `does`.
+//! Relations that depend on neither are computed bottom-up here ([`eval`])
+//! and written as facts, so recursion over them always terminates and
+//! lookups are indexed. Rule bodies are reordered for Prolog: negations
+//! and `distinct` after the literals that bind their variables, recursive
+//! calls last. The generic part (rounds, joint moves, display) is
+//! `prelude.pl`.
+
+mod check;
+mod emit;
+mod eval;
+pub mod parse;
+
+use crate::syntax::{Diagnostic, Span};
+
+/// A term: a symbol, a variable or a function applied to terms.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Term {
+    Sym(String, Span),
+    Var(String, Span),
+    Fn(String, Vec<Term>, Span),
+}
+
+impl Term {
+    pub fn span(&self) -> Span {
+        match self {
+            Term::Sym(_, s) | Term::Var(_, s) | Term::Fn(_, _, s) => *s,
+        }
+    }
+    /// The variables, in order of occurrence (with repeats).
+    pub fn vars<'a>(&'a self, out: &mut Vec<&'a str>) {
+        match self {
+            Term::Sym(..) => {}
+            Term::Var(v, _) => out.push(v),
+            Term::Fn(_, args, _) => args.iter().for_each(|a| a.vars(out)),
+        }
+    }
+}
+
+/// A relation applied to terms: a fact, a head or a body literal.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Atom {
+    pub rel: String,
+    pub rel_span: Span,
+    pub args: Vec<Term>,
+    pub span: Span,
+}
+
+impl Atom {
+    pub fn vars<'a>(&'a self, out: &mut Vec<&'a str>) {
+        self.args.iter().for_each(|a| a.vars(out));
+    }
+}
+
+/// A body literal as written.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Lit {
+    Pos(Atom),
+    Not(Box<Lit>, Span),
+    Distinct(Term, Term, Span),
+    Or(Vec<Lit>, Span),
+    And(Vec<Lit>, Span),
+}
+
+/// A fact or a rule `(<= head body...)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clause {
+    pub head: Atom,
+    pub body: Vec<Lit>,
+    pub span: Span,
+}
+
+/// A body literal once `or` and `and` are expanded: a negation holds a
+/// disjunction of conjunctions.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Flat {
+    Pos(Atom),
+    Distinct(Term, Term, Span),
+    Not(Vec<Vec<Flat>>, Span),
+}
+
+impl Flat {
+    pub fn vars<'a>(&'a self, out: &mut Vec<&'a str>) {
+        match self {
+            Flat::Pos(a) => a.vars(out),
+            Flat::Distinct(x, y, _) => {
+                x.vars(out);
+                y.vars(out);
+            }
+            Flat::Not(alts, _) => alts.iter().flatten().for_each(|l| l.vars(out)),
+        }
+    }
+    pub fn span(&self) -> Span {
+        match self {
+            Flat::Pos(a) => a.span,
+            Flat::Distinct(_, _, s) | Flat::Not(_, s) => *s,
+        }
+    }
+}
+
+/// A clause with a flat body (one clause per `or` branch).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlatClause {
+    pub head: Atom,
+    pub body: Vec<Flat>,
+    pub span: Span,
+}
+
+/// Most clauses one rule may expand to through `or`.
+const MAX_EXPANSION: usize = 4096;
+
+/// Expands `or` and `and`: every combination of branches.
+#[allow(clippy::result_large_err)] // errors are the cold path
+fn expand(body: &[Lit], span: Span) -> Result<Vec<Vec<Flat>>, Diagnostic> {
+    let mut out: Vec<Vec<Flat>> = vec![Vec::new()];
+    for lit in body {
+        let alts = expand_lit(lit)?;
+        if out.len() * alts.len() > MAX_EXPANSION {
+            return Err(Diagnostic::error(span, "this rule has too many `or` branches", "here")
+                .with_help(format!("at most {MAX_EXPANSION} combinations of branches; split the rule")));
+        }
+        out = out.iter().flat_map(|pre| alts.iter().map(move |a| pre.iter().chain(a).cloned().collect())).collect();
+    }
+    Ok(out)
+}
+
+#[allow(clippy::result_large_err)]
+fn expand_lit(lit: &Lit) -> Result<Vec<Vec<Flat>>, Diagnostic> {
+    Ok(match lit {
+        Lit::Pos(a) => vec![vec![Flat::Pos(a.clone())]],
+        Lit::Distinct(x, y, s) => vec![vec![Flat::Distinct(x.clone(), y.clone(), *s)]],
+        Lit::Not(inner, s) => vec![vec![Flat::Not(expand_lit(inner)?, *s)]],
+        Lit::Or(branches, s) => {
+            let mut out = Vec::new();
+            for b in branches {
+                out.extend(expand_lit(b)?);
+                if out.len() > MAX_EXPANSION {
+                    return Err(Diagnostic::error(*s, "this `or` has too many branches", "here"));
+                }
+            }
+            out
+        }
+        Lit::And(items, s) => expand(items, *s)?,
+    })
+}
+
+/// A GDL file translated to the rules language.
+#[derive(Debug)]
+pub struct Translation {
+    /// The program: the game's relations, then the generic interface.
+    pub program: String,
+    /// Warnings (rendered by the caller with the KIF source).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Reads, checks and translates a GDL file. `name` titles the game. Every
+/// error of the file is returned at once.
+pub fn translate(name: &str, src: &str) -> Result<Translation, Vec<Diagnostic>> {
+    let sexps = parse::read_sexps(src)?;
+    let mut errors = Vec::new();
+    let clauses = parse::read_clauses(&sexps, &mut errors);
+    let mut flat = Vec::new();
+    for c in &clauses {
+        match expand(&c.body, c.span) {
+            Ok(bodies) => {
+                flat.extend(bodies.into_iter().map(|body| FlatClause { head: c.head.clone(), body, span: c.span }))
+            }
+            Err(d) => errors.push(d),
+        }
+    }
+    let mut analysis = check::check(&flat, &mut errors);
+    if errors.iter().any(Diagnostic::is_error) {
+        errors.sort_by_key(|d| (d.span.start, d.span.end));
+        errors.dedup();
+        return Err(errors);
+    }
+    let facts = eval::static_facts(&flat, &analysis).map_err(|d| vec![d])?;
+    analysis.fanout = facts.fanout();
+    let description = leading_comment(src);
+    let program = emit::program(name, description.as_deref(), &flat, &analysis, &facts);
+    Ok(Translation { program, warnings: errors })
+}
+
+/// The comment lines at the top of a file (the game's description).
+fn leading_comment(src: &str) -> Option<String> {
+    let lines: Vec<&str> = src
+        .lines()
+        .map(str::trim)
+        .take_while(|l| l.starts_with(';') || l.is_empty())
+        .filter_map(|l| l.strip_prefix(';'))
+        .map(|l| l.trim_start_matches(';').trim())
+        .collect();
+    let text = lines.join(" ").split_whitespace().collect::<Vec<_>>().join(" ");
+    (!text.is_empty()).then_some(text)
+}
+
+/// The prelude every translation ends with.
+pub const PRELUDE: &str = include_str!("prelude.pl");
+
+/// Random playouts the loader plays to tell a simultaneous game (two roles
+/// choosing in the same round) from a turn-taking one, and their length.
+const PROBE_PLAYOUTS: u32 = 4;
+const PROBE_PLIES: u32 = 150;
+
+/// [`translate`], then a game whose rounds can have two roles choosing
+/// gets `sample_state/3`: the choices a player has not seen are hidden
+/// information, so computer players search over the choices they could be,
+/// and `play` and `serve` keep them from the other seats until the round
+/// ends. Turn-taking games stay games of perfect information. Whether rounds
+/// can be simultaneous is found by a few seeded random playouts.
+pub fn translate_game(name: &str, src: &str) -> Result<Translation, Vec<Diagnostic>> {
+    let mut t = translate(name, src)?;
+    let mut engine = crate::engine::Engine::new();
+    let report = engine.load(name, &t.program);
+    if report.has_errors() {
+        // A bug of the translation, not of the file: show what it made.
+        let rendered = crate::syntax::render(name, &t.program, &report.diagnostics);
+        return Err(vec![Diagnostic::error(
+            Span::new(0, 0),
+            format!("the translation does not load:\n{rendered}"),
+            "",
+        )]);
+    }
+    let goal = format!("gdl_simultaneous({PROBE_PLAYOUTS}, {PROBE_PLIES})");
+    let simultaneous = engine.query(&goal).ok().and_then(|mut q| q.next()).is_some_and(|a| a.is_ok());
+    if simultaneous {
+        t.program.push_str(
+            "\n% Rounds can have two roles choosing: the choices made are hidden.\n\
+             sample_state(State, Viewer, Sampled) :-\n    gdl_sample_state(State, Viewer, Sampled).\n",
+        );
+    }
+    Ok(t)
+}

@@ -1,0 +1,258 @@
+//! GDL (`.kif`) games: the static checks and their messages, garbage that
+//! never panics, what the translation must get right (set semantics, `or`,
+//! names that clash with builtins, recursion, simultaneous moves), and
+//! `tabula translate`. The games themselves (perft tables, SWI-Prolog
+//! cross-checks, snapshots) are covered with every game in `games.rs`.
+
+mod common;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::path::Path;
+use std::process::Command;
+use tabula::engine::{Engine, Limits};
+use tabula::game::{Game, State};
+
+fn tabula(args: &[&str]) -> (String, String, i32) {
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_tabula")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// A game from KIF text (written to a temporary `.kif` file).
+fn game(name: &str, kif: &str) -> Game {
+    let dir = std::env::temp_dir().join(format!("tabula-gdl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.kif"));
+    std::fs::write(&path, kif).unwrap();
+    match Game::load(&path) {
+        Ok((g, warnings)) => {
+            assert!(warnings.is_empty(), "{warnings}");
+            g
+        }
+        Err(e) => panic!("{name}: {e}"),
+    }
+}
+
+fn start(g: &mut Game) -> State {
+    let o = g.options_term(&[]).unwrap();
+    g.initial_state(&o, 1).unwrap()
+}
+
+fn moves(g: &mut Game, s: &State) -> Vec<String> {
+    g.legal_moves(s).unwrap().into_iter().map(|m| m.text).collect()
+}
+
+/// Every kind of static error, each with its place underlined; every file
+/// fails `tabula check` with exit code 1.
+#[test]
+fn static_errors_are_reported_at_their_spans() {
+    let dir = common::fixtures("gdl_broken");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert!(files.len() >= 15);
+    let mut all = String::new();
+    for f in files {
+        let rel = f.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap().to_str().unwrap().to_string();
+        let (out, err, code) = tabula(&["check", &rel]);
+        assert_eq!(code, 1, "{rel}: {out}{err}");
+        assert!(err.contains("error"), "{rel}: {err}");
+        all.push_str(&err);
+        all.push_str(&out);
+    }
+    insta::assert_snapshot!(all);
+}
+
+/// Unbalanced brackets, nesting 100,000 deep, random bytes and random
+/// token soup: errors, never a panic; and whatever passes the checks loads
+/// in the engine without a single diagnostic.
+#[test]
+fn garbage_never_panics_and_what_passes_loads() {
+    let deep = "(".repeat(100_000) + &")".repeat(100_000);
+    let err = tabula::gdl::translate("deep", &deep).unwrap_err();
+    assert!(err[0].message.contains("nested too deeply"), "{:?}", err[0]);
+    for text in ["(", ")", "((role a)", "(role a))", "(<=)", "(<= ())", "(not)", "?x", "(distinct a)", "\u{0}\u{1}("] {
+        assert!(tabula::gdl::translate("g", text).is_err(), "{text:?} was accepted");
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(14);
+    for _ in 0..300 {
+        let bytes: Vec<u8> = (0..rng.gen_range(0..200)).map(|_| rng.r#gen()).collect();
+        let _ = tabula::gdl::translate("g", &String::from_utf8_lossy(&bytes));
+    }
+    const TOKENS: &[&str] = &[
+        "(", ")", "(", ")", "<=", "role", "init", "true", "does", "next", "legal", "terminal", "goal", "not",
+        "distinct", "or", "and", "?x", "?y", "a", "b", "1", "cell", "succ", "member", "\n", " ", "; note\n",
+    ];
+    let mut accepted = 0;
+    for _ in 0..3000 {
+        let n = rng.gen_range(1..60);
+        let text: String = (0..n).map(|_| TOKENS[rng.gen_range(0..TOKENS.len())]).collect::<Vec<_>>().join(" ");
+        if let Ok(t) = tabula::gdl::translate("soup", &text) {
+            accepted += 1;
+            let mut e = Engine::new();
+            e.set_limits(Limits { max_steps: Some(100_000), ..Limits::default() });
+            let report = e.load("soup", &t.program);
+            assert!(report.diagnostics.is_empty(), "{text}\n{:?}\n{}", report.diagnostics, t.program);
+            for goal in ["initial_state([], S), to_move(S, R)", "initial_state([], S), findall(M, move(S, M, _), Ms)"] {
+                let _ = e.query(goal).map(|mut q| q.next());
+            }
+        }
+    }
+    // Random soup rarely makes a whole game; the loop above still must not
+    // panic whatever it makes.
+    eprintln!("{accepted} of 3000 token soups were games");
+}
+
+/// GDL is set-based: a move derived twice is one move, a fluent derived
+/// twice is one fluent, and `or` gives alternatives.
+#[test]
+fn legal_moves_and_fluents_are_sets() {
+    let mut g = game(
+        "sets",
+        "(role a) (role b)
+         (init (count 0))
+         (succ 0 1) (succ 1 2)
+         (<= (legal a (go ?n)) (true (count ?c)) (succ ?c ?n))
+         (<= (legal a (go ?n)) (true (count ?c)) (succ ?c ?n) (succ ?n ?m))
+         (<= (legal a (go ?n)) (or (true (count ?n)) (true (count ?n))))
+         (<= (legal b wait) (role b))
+         (<= (next (count ?n)) (does a (go ?n)))
+         (<= (next (count ?n)) (or (does a (go ?n)) (does b (go ?n))))
+         (<= terminal (true (count 2)))
+         (<= (goal ?r 100) (role ?r))",
+    );
+    let s = start(&mut g);
+    assert_eq!(moves(&mut g, &s), ["(go 0)", "(go 1)"]);
+    let after = g.legal_moves(&s).unwrap()[1].next.clone();
+    let text = g.engine().term_text(&after.0);
+    assert_eq!(text, "gdl([count(1)],[])");
+}
+
+/// Relations named like Prolog builtins and library predicates, and
+/// symbols that need quotes, are the game's own.
+#[test]
+fn names_that_clash_with_builtins_are_the_games_own() {
+    let mut g = game(
+        "clash",
+        "(role x) (role o)
+         (member 1) (member 2)
+         (<= (length ?a ?b) (member ?a) (member ?b) (distinct ?a ?b))
+         (<= (is ?a) (length ?a ?b))
+         (<= (append ?a) (is ?a))
+         (init (control x))
+         (<= (legal ?p (write ?a 'quoted')) (true (control ?p)) (append ?a))
+         (<= (legal ?p nl) (role ?p) (not (true (control ?p))))
+         (<= (next (done ?a)) (does ?p (write ?a 'quoted')))
+         (<= terminal (true (done ?a)))
+         (<= (goal ?r 50) (role ?r))",
+    );
+    let s = start(&mut g);
+    assert_eq!(moves(&mut g, &s), ["(write 1 'quoted')", "(write 2 'quoted')"]);
+}
+
+/// Recursion terminates: left-recursive static relations are computed
+/// bottom-up, and a recursive relation over the state puts its recursive
+/// call last.
+#[test]
+fn recursion_terminates() {
+    let mut g = game(
+        "reach",
+        "(role a) (role b)
+         (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5)
+         (<= (smaller ?x ?y) (smaller ?x ?z) (succ ?z ?y))
+         (<= (smaller ?x ?y) (succ ?x ?y))
+         (init (edge 1 2)) (init (edge 2 3)) (init (edge 3 4)) (init (at 1))
+         (<= (reach ?x ?y) (reach ?x ?z) (true (edge ?z ?y)))
+         (<= (reach ?x ?y) (true (edge ?x ?y)))
+         (<= (legal a (go ?y)) (true (at ?x)) (reach ?x ?y) (smaller ?x ?y))
+         (<= (legal b wait) (role b))
+         (<= (next (at ?y)) (does a (go ?y)))
+         (<= (next (edge ?x ?y)) (true (edge ?x ?y)))
+         (<= terminal (true (at 4)))
+         (<= (goal a 100) (true (at 4)))
+         (<= (goal b 0) (true (at 4)))",
+    );
+    let s = start(&mut g);
+    assert_eq!(moves(&mut g, &s), ["(go 2)", "(go 3)", "(go 4)"]);
+    // 1-2, 1-3, 1-4; then 1-2-3, 1-2-4, 1-3-4; then 1-2-3-4.
+    assert_eq!((g.perft(&s, 2).unwrap(), g.perft(&s, 3).unwrap()), (3, 1));
+}
+
+/// Simultaneous moves: the second role chooses without seeing the first
+/// role's choice, which its display and its samples keep hidden; the
+/// joint move is applied once both have chosen.
+#[test]
+fn simultaneous_choices_stay_hidden_until_the_round_ends() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("games/rock-paper-scissors.kif");
+    let (mut g, _) = Game::load(&path).unwrap();
+    assert!(g.hidden(), "a simultaneous game has hidden information");
+    let s = start(&mut g);
+    assert_eq!(g.to_move(&s).unwrap(), "left");
+    let legal = g.legal_moves(&s).unwrap();
+    let rock = legal.iter().find(|m| m.text == "rock").unwrap().next.clone();
+    assert_eq!(g.to_move(&rock).unwrap(), "right");
+    let shown = g.display(&rock, "right").unwrap();
+    assert!(shown.contains("left has chosen") && !shown.contains("rock"), "{shown}");
+    assert!(g.display(&rock, "left").unwrap().contains("left chose rock"));
+    let mut seen = std::collections::BTreeSet::new();
+    g.seed(5);
+    for _ in 0..30 {
+        let sample = g.sample_state(&rock, "right").unwrap();
+        seen.insert(g.engine().term_text(&sample.0));
+    }
+    assert_eq!(seen.len(), 3, "right's samples of left's choice: {seen:?}");
+    let own = g.sample_state(&rock, "left").unwrap();
+    assert_eq!(own, rock);
+    // Paper beats rock: right wins the round.
+    let next = g.legal_moves(&rock).unwrap().into_iter().find(|m| m.text == "paper").unwrap().next;
+    let shown = g.display(&next, "spectator").unwrap();
+    assert!(shown.contains("round: 2") && shown.contains("right 1"), "{shown}");
+    // A turn-taking game has no hidden information.
+    let (ttt, _) = Game::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/tictactoe.kif")).unwrap();
+    assert!(!ttt.hidden());
+}
+
+/// `tabula translate` prints a program that loads in tabula with no
+/// diagnostic; a broken file gets its errors and exit code 1; a `.rules`
+/// file is refused.
+#[test]
+fn translate_prints_a_program() {
+    let (out, err, code) = tabula(&["translate", "games/tictactoe.kif"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("gdl_legal(") && out.contains("move(gdl(Fs, Pending)"), "{out}");
+    let mut e = Engine::new();
+    assert!(e.load("t.pl", &out).diagnostics.is_empty());
+    let (_, err, code) = tabula(&["translate", "tests/fixtures/gdl_broken/unsafe.kif"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("unsafe variable `?x` in the head"), "{err}");
+    let (_, err, code) = tabula(&["translate", "games/breakthrough.rules"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not a GDL file"), "{err}");
+}
+
+/// GDL games are games everywhere: listed, their rules shown, moves typed
+/// by prefix or number, played to the end.
+#[test]
+fn kif_games_work_in_every_command() {
+    let (out, _, code) = tabula(&["list"]);
+    assert_eq!(code, 0);
+    for name in ["tictactoe", "connect-four", "breakthrough-8x8", "nim", "rock-paper-scissors"] {
+        assert!(out.contains(name), "{out}");
+    }
+    let (out, _, _) = tabula(&["rules", "nim"]);
+    assert!(out.contains("Whoever takes the last stone wins"), "{out}");
+    let (out, err, code) = tabula(&["moves", "tictactoe", "--after", "(mark 2 2)"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("o to move, 8 legal moves"), "{out}");
+    let (out, _, code) =
+        tabula(&["match", "tictactoe", "--seat", "random", "--seat", "random", "--games", "4", "--seed", "2"]);
+    assert_eq!(code, 0, "{out}");
+    let (out, err, code) = tabula(&["play", "nim", "--seat", "first=human", "--seat", "second=random", "--seed", "1"]);
+    // Standard input is empty: the game stops at the first human turn.
+    assert!(code == 0 || code == 1, "{out}{err}");
+    assert!(out.contains("stones: a 3, b 4, c 5"), "{out}");
+}
