@@ -156,7 +156,7 @@ fn what_a_player_sees() {
 /// clicks of the legal moves there (`move_clicks/3`).
 #[test]
 fn what_the_board_shows() {
-    insta::glob!(concat!(env!("CARGO_MANIFEST_DIR"), "/games"), "*.rules", |path| {
+    insta::glob!(concat!(env!("CARGO_MANIFEST_DIR"), "/games"), "*.{rules,kif}", |path| {
         let (mut game, _) = Game::load(path).unwrap();
         if !game.has_view() {
             return;
@@ -168,6 +168,9 @@ fn what_the_board_shows() {
         let mut rng = 11u64;
         let mut moves = Vec::new();
         for _ in 0..8 {
+            if game.outcome(&s).unwrap().is_some() {
+                break;
+            }
             let legal = game.legal_moves(&s).unwrap();
             rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let k = ((rng >> 33) as usize) % legal.len();
@@ -179,10 +182,12 @@ fn what_the_board_shows() {
         if game.hidden() {
             out.push_str(&format!("\nseen by a spectator:\n{}", game.view(&s, "spectator").unwrap().unwrap()));
         }
-        out.push_str(&format!("\nclicks of the moves of {}:\n", game.to_move(&s).unwrap()));
-        for m in game.legal_moves(&s).unwrap().iter().take(12) {
-            let clicks = game.move_clicks(&s, &m.mv).unwrap().unwrap();
-            out.push_str(&format!("{}: {}\n", m.text, clicks.join(" ")));
+        if game.outcome(&s).unwrap().is_none() {
+            out.push_str(&format!("\nclicks of the moves of {}:\n", game.to_move(&s).unwrap()));
+            for m in game.legal_moves(&s).unwrap().iter().take(12) {
+                let clicks = game.move_clicks(&s, &m.mv).unwrap().unwrap();
+                out.push_str(&format!("{}: {}\n", m.text, clicks.join(" ")));
+            }
         }
         insta::assert_snapshot!(out);
     });
@@ -216,7 +221,7 @@ fn views_match_swipl() {
         );
         let ours = common::run_tabula(&game.source, &goal);
         let theirs = common::run_swipl(&game.source, &goal);
-        assert!(ours.lines().count() > 10, "{}: {ours}", path.display());
+        assert!(ours.lines().count() >= 3 && !ours.contains("ERROR"), "{}: {ours}", path.display());
         assert_eq!(ours, theirs, "{}: tabula differs from SWI-Prolog", path.display());
     }
 }

@@ -256,3 +256,28 @@ fn kif_games_work_in_every_command() {
     assert!(code == 0 || code == 1, "{out}{err}");
     assert!(out.contains("stones: a 3, b 4, c 5"), "{out}");
 }
+
+/// `tabula play` keeps a computer's simultaneous choice from the person
+/// choosing after it, and tells it once the round is over.
+#[test]
+fn play_hides_a_choice_until_the_round_ends() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .args(["play", "rock-paper-scissors", "--seat", "left=random", "--seat", "right=human", "--seed", "3"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"rock\nrock\nrock\n").unwrap();
+    let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    assert_eq!(out.matches("left (random) has chosen").count(), 3, "{out}");
+    assert_eq!(out.matches("left had chosen").count(), 3, "{out}");
+    assert!(!out.contains("left (random) plays"), "{out}");
+    // Before each of right's turns, only that left has chosen is shown.
+    for turn in out.split("right> ").take(3) {
+        let last_round = turn.rsplit("round:").next().unwrap();
+        assert!(last_round.contains("last move: left has chosen"), "{turn}");
+    }
+    assert!(out.contains("game over"), "{out}");
+}

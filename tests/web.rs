@@ -358,3 +358,38 @@ fn a_game_without_view_plays_with_its_text_and_a_move_list() {
     thread.join().unwrap();
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A GDL game over HTTP: its board drawn from the fluents, its moves
+/// clicked; in a simultaneous game a choice stays hidden from the other
+/// seat and from spectators (history, last move, events) until the round
+/// is over.
+#[test]
+fn gdl_games_play_and_simultaneous_choices_stay_hidden() {
+    let s = start();
+    let g = ok(s.addr, json!({"op": "new", "game": "tictactoe"}));
+    let v = ok(s.addr, json!({"op": "view", "session": g["session"], "viewer": "spectator"}));
+    let items = v["board"].to_string();
+    assert!(items.contains("c(3,3)"), "{items}");
+    let mark = v["moves"].as_array().unwrap().iter().find(|m| m["text"] == "(mark 2 2)").unwrap().clone();
+    assert_eq!(mark["clicks"], json!(["c(2,2)"]));
+    ok(s.addr, json!({"op": "play", "session": g["session"], "move": "(mark 2 2)", "token": g["tokens"]["x"]}));
+
+    let g = ok(s.addr, json!({"op": "new", "game": "rock-paper-scissors"}));
+    let (id, left, right) = (g["session"].clone(), g["tokens"]["left"].clone(), g["tokens"]["right"].clone());
+    ok(s.addr, json!({"op": "play", "session": id, "move": "rock", "token": left}));
+    let as_right = ok(s.addr, json!({"op": "view", "session": id, "viewer": "right", "token": right}));
+    let as_spectator = ok(s.addr, json!({"op": "view", "session": id}));
+    assert_eq!(as_spectator["moves"], json!([]), "the moves are the mover's to see");
+    for v in [&as_right, &as_spectator] {
+        assert_eq!(v["history"], json!(["(left has chosen)"]), "{v}");
+        assert_eq!(v["last_move"], json!("(left has chosen)"));
+        assert!(!v["board"].to_string().contains("rock"), "{v}");
+    }
+    let as_left = ok(s.addr, json!({"op": "view", "session": id, "viewer": "left", "token": left}));
+    assert_eq!(as_left["history"], json!(["rock"]));
+    let reply = ok(s.addr, json!({"op": "play", "session": id, "move": "paper", "token": right}));
+    assert_eq!(reply["status"]["last_move"], json!("paper"));
+    let after = ok(s.addr, json!({"op": "view", "session": id}));
+    assert_eq!(after["history"], json!(["rock", "paper"]));
+    assert!(after["board"].to_string().contains("wins: left 0, right 1"), "{}", after["board"]);
+}

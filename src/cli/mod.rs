@@ -3,6 +3,7 @@
 
 mod check;
 mod games;
+mod ggp;
 mod matches;
 mod play;
 mod query;
@@ -57,6 +58,9 @@ pub enum Command {
     /// Print the program a GDL game (.kif) becomes: a rules-language file
     /// that also runs in SWI-Prolog.
     Translate(translate::TranslateArgs),
+    /// Play General Game Playing matches: a GGP protocol player over HTTP
+    /// (INFO, START, PLAY, STOP, ABORT, PREVIEW), one match at a time.
+    Ggp(ggp::GgpArgs),
 }
 
 /// An error that ends a command: printed to stderr, exit code 2.
@@ -127,6 +131,7 @@ pub fn main() -> i32 {
             Command::Match(a) => matches::run(a),
             Command::Serve(a) => serve::run(a),
             Command::Translate(a) => translate::run(a),
+            Command::Ggp(a) => ggp::run(a),
         };
         match result {
             Ok(code) => code,

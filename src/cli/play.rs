@@ -5,7 +5,7 @@ use super::CliError;
 use super::setup::{GameArgs, Session, StartArgs, open};
 use crate::ai::{self, Controller, Kind};
 use crate::game::record::Record;
-use crate::game::{LegalMove, Outcome, State};
+use crate::game::{LegalMove, Outcome, State, still_hidden};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::io::{BufRead, IsTerminal, Write};
@@ -93,6 +93,9 @@ struct Play {
     controllers: Vec<Controller>,
     /// Positions so far, with the move that led to each (notation).
     history: Vec<(State, Option<String>)>,
+    /// For each position, the player whose move led to it when that move
+    /// was made hidden (a simultaneous round's choice).
+    hidden: Vec<Option<String>>,
     rng: ChaCha8Rng,
     record: Record,
     record_file: Option<PathBuf>,
@@ -112,8 +115,29 @@ impl Play {
         self.record.save(path).map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))
     }
 
-    fn play_move(&mut self, m: &LegalMove) -> Result<(), CliError> {
+    /// Plays a move; returns the hidden moves it reveals (mover and move).
+    fn push_move(&mut self, m: &LegalMove) -> Result<Vec<(String, String)>, CliError> {
+        let state = self.state().clone();
+        let hidden = self.session.game.hidden_move(&state)?;
+        let mover = self.session.game.to_move(&state)?;
+        let last = self.history.len() - 1;
+        let revealed = if hidden {
+            Vec::new()
+        } else {
+            (1..=last)
+                .filter_map(|i| still_hidden(&self.hidden, i).map(|p| (p.to_string(), self.history[i].1.clone())))
+                .filter_map(|(p, m)| m.map(|m| (p, m)))
+                .collect()
+        };
         self.history.push((m.next.clone(), Some(m.text.clone())));
+        self.hidden.push(hidden.then_some(mover));
+        Ok(revealed)
+    }
+
+    fn play_move(&mut self, m: &LegalMove) -> Result<(), CliError> {
+        for (p, text) in self.push_move(m)? {
+            println!("{p} had chosen {text}");
+        }
         if let Some(f) = self.record_file.clone() {
             self.save(&f)?;
         }
@@ -125,7 +149,10 @@ impl Play {
         let board = self.session.game.display(&state, viewer)?;
         print!("\n{board}");
         if let Some(Some(m)) = self.history.last().map(|h| h.1.clone()) {
-            println!("last move: {m}");
+            match still_hidden(&self.hidden, self.history.len() - 1) {
+                Some(p) if p != viewer => println!("last move: {p} has chosen"),
+                _ => println!("last move: {m}"),
+            }
         }
         Ok(())
     }
@@ -280,6 +307,7 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
         session,
         controllers,
         history: vec![(start, None)],
+        hidden: vec![None],
         rng: ChaCha8Rng::seed_from_u64(seed),
         record,
         record_file: None,
@@ -297,7 +325,7 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
                 .game
                 .match_move(&legal, typed)
                 .map_err(|e| CliError(format!("{}:{line}: {e}", path.display())))?;
-            play.history.push((legal[k].next.clone(), Some(legal[k].text.clone())));
+            play.push_move(&legal[k])?;
         }
         println!("resumed {} after {} moves", path.display(), r.moves.len());
     }
@@ -361,7 +389,11 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
                 b.finish_and_clear();
             }
             let (k, _) = chosen?;
-            println!("{mover} ({controller}) plays {}", legal[k].text);
+            if play.session.game.hidden_move(&state)? {
+                println!("{mover} ({controller}) has chosen");
+            } else {
+                println!("{mover} ({controller}) plays {}", legal[k].text);
+            }
             play.play_move(&legal[k])?;
             continue;
         }
@@ -390,6 +422,7 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
                     let mut undone = 0;
                     while play.history.len() > 1 {
                         play.history.pop();
+                        play.hidden.pop();
                         undone += 1;
                         let s = play.state().clone();
                         let m = play.session.game.to_move(&s)?;

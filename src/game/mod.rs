@@ -202,6 +202,14 @@ pub fn find_game(name: &str, dir: &Path) -> Result<PathBuf, GameError> {
     )))
 }
 
+/// Who made move `i` of a game, if that move is still hidden from the
+/// other players: it was made where `hidden_move/1` held (`hidden[i]` is
+/// its mover), and so was every move after it (the round is not over).
+pub fn still_hidden(hidden: &[Option<String>], i: usize) -> Option<&str> {
+    let mover = hidden.get(i)?.as_deref()?;
+    hidden[i..].iter().all(Option::is_some).then_some(mover)
+}
+
 /// Whether a path names a GDL file.
 pub fn is_gdl(path: &Path) -> bool {
     path.extension().is_some_and(|x| x.eq_ignore_ascii_case("kif"))
@@ -459,6 +467,18 @@ impl Game {
         let v = self.atom(viewer)?;
         let r = self.call1("sample_state", &[Arg::In(&s.0), Arg::In(&v), Arg::Out], "sample_state/3")?;
         self.ground_state(r.into_iter().next().expect("one output"), "sample_state/3")
+    }
+
+    /// Whether the move about to be made in `s` stays hidden from the
+    /// other players until a move that is not hidden is made after it
+    /// (`hidden_move/1`: a simultaneous round, whose choices are shown when
+    /// the last one is made).
+    pub fn hidden_move(&mut self, s: &State) -> Result<bool, GameError> {
+        if !self.has("hidden_move", 1) {
+            return Ok(false);
+        }
+        let r = self.engine.call("hidden_move", &[Arg::In(&s.0)], 1).map_err(|e| rules_error("hidden_move/1", e))?;
+        Ok(!r.is_empty())
     }
 
     /// `value(State, Player, Value)` as a number, if the game defines it.

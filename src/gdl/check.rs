@@ -341,7 +341,8 @@ fn dependencies(clauses: &[FlatClause], a: &mut Analysis, errors: &mut Vec<Diagn
         }
     }
     // Reached from the interface.
-    let mut stack: Vec<usize> = REQUIRED.iter().filter_map(|r| index.get(r).copied()).collect::<Vec<_>>();
+    // `base` (every fluent there can be) is read by the board drawing.
+    let mut stack: Vec<usize> = REQUIRED.iter().chain(&["base"]).filter_map(|r| index.get(r).copied()).collect();
     let mut seen = vec![false; names.len()];
     while let Some(i) = stack.pop() {
         if std::mem::replace(&mut seen[i], true) {

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 /// GDL's relations that the interface calls, with fixed arguments.
-const OWN: &[&str] = &["role", "init", "legal", "next", "terminal", "goal"];
+const OWN: &[&str] = &["role", "init", "legal", "next", "terminal", "goal", "base"];
 
 /// The predicate a relation becomes: `gdl_legal` for GDL's own, `r_NAME`
 /// for the game's (so no relation clashes with a builtin).
@@ -365,6 +365,10 @@ pub fn program(name: &str, description: Option<&str>, clauses: &[FlatClause], a:
     let empty: Vec<&str> = facts.relations.iter().filter(|(_, ts)| ts.is_empty()).map(|(r, _)| r.as_str()).collect();
     for r in &empty {
         let _ = writeln!(out, ":- dynamic({}/{}).", atom_text(&pred_name(r)), a.arity[*r]);
+    }
+    if !facts.relations.iter().any(|(r, ts)| r == "base" && !ts.is_empty()) {
+        // The board drawing asks for `base` fluents; a game need not say.
+        let _ = writeln!(out, ":- dynamic(gdl_base/1).");
     }
     let _ = writeln!(out, "% Relations that depend on neither the state nor the moves, computed.\n");
     for (rel, tuples) in &facts.relations {

@@ -19,6 +19,7 @@
 mod check;
 mod emit;
 mod eval;
+pub mod ggp;
 pub mod parse;
 
 use crate::syntax::{Diagnostic, Span};
@@ -235,8 +236,10 @@ pub fn translate_game(name: &str, src: &str) -> Result<Translation, Vec<Diagnost
     let simultaneous = engine.query(&goal).ok().and_then(|mut q| q.next()).is_some_and(|a| a.is_ok());
     if simultaneous {
         t.program.push_str(
-            "\n% Rounds can have two roles choosing: the choices made are hidden.\n\
-             sample_state(State, Viewer, Sampled) :-\n    gdl_sample_state(State, Viewer, Sampled).\n",
+            "\n% Rounds can have two roles choosing: a choice is hidden from the others\n\
+             % until the round's last one is made.\n\
+             sample_state(State, Viewer, Sampled) :-\n    gdl_sample_state(State, Viewer, Sampled).\n\
+             hidden_move(State) :-\n    gdl_hidden_move(State).\n",
         );
     }
     Ok(t)

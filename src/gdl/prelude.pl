@@ -46,8 +46,9 @@ notation(Action, Text) :-
     gdl_kif(Action, Text).
 
 % gdl_round(+Fluents, -Legal): every role with its legal actions, sorted
-% and without repeats (GDL is set-based). A role without one in a state
-% that is not terminal breaks GDL's rules: an error names it.
+% and without repeats (GDL is set-based). A terminal state has no moves; a
+% role without a legal action in a state that is not terminal breaks GDL's
+% rules: an error names it.
 gdl_round(Fs, Legal) :-
     gdl_roles(Roles),
     gdl_legal_lists(Roles, Fs, Legal).
@@ -56,20 +57,26 @@ gdl_legal_lists([], _, []).
 gdl_legal_lists([R|Rs], Fs, [R-As|Legal]) :-
     findall(A, gdl_legal(R, A, Fs), As0),
     sort(As0, As),
-    (   As == []
-    ->  throw(error(existence_error(legal_move_for, R), gdl_round/2))
-    ;   true
+    (   As \== []
+    ->  true
+    ;   gdl_terminal(Fs)
+    ->  fail
+    ;   throw(error(existence_error(legal_move_for, R), gdl_round/2))
     ),
     gdl_legal_lists(Rs, Fs, Legal).
 
 % gdl_choosers(+Legal, -Roles): the roles that choose this round: those
-% with two or more actions, or the first role when every role has one.
+% with two or more actions. When every role has one, one of them is said to
+% choose (any would do: the joint move is the same): the first whose action
+% has arguments, like (mark 3 3) beside noop, else the first role.
 gdl_choosers(Legal, Roles) :-
     findall(R, member(R-[_, _|_], Legal), Roles0),
-    (   Roles0 == []
-    ->  Legal = [R0-_|_],
+    (   Roles0 \== []
+    ->  Roles = Roles0
+    ;   member(R0-[A], Legal), compound(A)
+    ->  Roles = [R0]
+    ;   Legal = [R0-_|_],
         Roles = [R0]
-    ;   Roles = Roles0
     ).
 
 % gdl_mover(+Legal, +Pending, -Role, -Last): the next role to choose, and
@@ -147,7 +154,15 @@ gdl_kif(T, Text) :-
     maplist(gdl_kif, Args, Texts),
     atomic_list_concat([F|Texts], ' ', Inner),
     atomic_list_concat(['(', Inner, ')'], Text).
-gdl_kif(T, T).
+gdl_kif(T, Text) :-
+    format(atom(Text), '~w', [T]).
+
+% gdl_role_actions(+State, +Role, -Texts): Role's legal actions this
+% round, written as KIF (what a GGP player answers).
+gdl_role_actions(gdl(Fs, _), Role, Texts) :-
+    gdl_round(Fs, Legal),
+    memberchk(Role-Actions, Legal),
+    maplist(gdl_kif, Actions, Texts).
 
 % ---------------------------------------------------------------------------
 % Display: the fluents grouped by relation; a relation whose first two
@@ -244,6 +259,11 @@ gdl_resample([does(R, A)|Pending], Fs, Viewer, [does(R, A1)|Pending1]) :-
     ),
     gdl_resample(Pending, Fs, Viewer, Pending1).
 
+% gdl_hidden_move(+State): the choice made now does not end the round.
+gdl_hidden_move(gdl(Fs, Pending)) :-
+    gdl_round(Fs, Legal),
+    gdl_mover(Legal, Pending, _, false).
+
 % gdl_simultaneous(+Playouts, +MaxPlies): some round of these random
 % playouts has two roles choosing.
 gdl_simultaneous(N, Max) :-
@@ -263,3 +283,120 @@ gdl_probe(S, Max) :-
     random_member(S2, Ss),
     Max1 is Max - 1,
     gdl_probe(S2, Max1).
+
+% ---------------------------------------------------------------------------
+% The web board: the grid relation (as in display/2) drawn as squares
+% c(X, Y), a value that is a role drawn as that role's piece, other values
+% as labels, except the one filling most of the grid at the start (the
+% "empty" mark); the other fluents and the choices as text. A move is
+% clicked on the squares its integer pairs name, e.g. (move 1 2 1 3).
+% ---------------------------------------------------------------------------
+
+view(gdl(Fs, Pending), Viewer, Items) :-
+    gdl_roles(Roles),
+    gdl_groups(Fs, Groups),
+    (   gdl_board(Fs, Name, X0, X1, Y0, Y1)
+    ->  gdl_empty_mark(Name, Empty),
+        findall(site(c(X, Y), SX, SY),
+                ( between(Y0, Y1, Y), between(X0, X1, X), SX is X - X0, SY is Y1 - Y ),
+                Sites),
+        findall(Item,
+                ( member(F, Fs), F =.. [Name, X, Y|Rest], integer(X), integer(Y),
+                  gdl_kif_args(Rest, Text), Text \== Empty,
+                  (   Rest = [V], memberchk(V, Roles)
+                  ->  Item = piece(c(X, Y), V, '')
+                  ;   Item = label(c(X, Y), Text)
+                  ) ),
+                Marks),
+        Below is Y1 - Y0 + 1,
+        findall(label(SX, Below, X), ( between(X0, X1, X), SX is X - X0 ), Columns),
+        findall(label(-1, SY, Y), ( between(Y0, Y1, Y), SY is Y1 - Y ), Rows)
+    ;   Name = none, Sites = [], Marks = [], Columns = [], Rows = []
+    ),
+    findall(text(T),
+            ( member(G, Groups), G = N/_-_, N \== Name, gdl_group_text(G, T) ),
+            Texts),
+    findall(text(T), ( member(does(R, A), Pending), gdl_choice_text(R, A, Viewer, T) ), Chosen),
+    append([Sites, Marks, Columns, Rows, Texts, Chosen], Items).
+
+% gdl_board(+Fluents, -Name, -X0, -X1, -Y0, -Y1): the grid relation and the
+% extent of its coordinates now, at the start, and in the game's `base`
+% fluents (GDL's optional list of every fluent there can be).
+gdl_board(Fs, Name, X0, X1, Y0, Y1) :-
+    initial_state([], gdl(Init, _)),
+    findall(B, gdl_base(B), Base),
+    append([Fs, Init, Base], All),
+    member(F, All),
+    functor(F, Name, Arity),
+    Arity >= 3,
+    arg(1, F, FX), integer(FX), arg(2, F, FY), integer(FY),
+    !,
+    findall(X-Y, ( member(G, All), functor(G, Name, Arity), arg(1, G, X), arg(2, G, Y),
+                   integer(X), integer(Y) ), Points),
+    findall(X, member(X-_, Points), Xs),
+    findall(Y, member(_-Y, Points), Ys),
+    min_list(Xs, X0), max_list(Xs, X1),
+    min_list(Ys, Y0), max_list(Ys, Y1).
+
+% The value, not a role, that fills at least half of the grid at the
+% start, if any.
+gdl_empty_mark(Name, Empty) :-
+    initial_state([], gdl(Init, _)),
+    findall(T, ( member(F, Init), F =.. [Name, X, Y|Rest], integer(X), integer(Y),
+                 gdl_kif_args(Rest, T) ), Ts),
+    length(Ts, N),
+    msort(Ts, Sorted),
+    gdl_runs(Sorted, Runs),
+    max_member(C-E, Runs),
+    C * 2 >= N,
+    gdl_roles(Roles),
+    \+ memberchk(E, Roles),
+    !,
+    Empty = E.
+gdl_empty_mark(_, '').
+
+% gdl_runs(+Sorted, -Runs): Count-Item for each run of equal items.
+gdl_runs([], []).
+gdl_runs([T|Ts], [C-T|Runs]) :-
+    gdl_run(Ts, T, 1, C, Rest),
+    gdl_runs(Rest, Runs).
+
+gdl_run([T|Ts], T, C0, C, Rest) :-
+    !,
+    C1 is C0 + 1,
+    gdl_run(Ts, T, C1, C, Rest).
+gdl_run(Ts, _, C, C, Ts).
+
+gdl_group_text(_/0-Fs, T) :-
+    !,
+    atomic_list_concat(Fs, ', ', T).
+gdl_group_text(Name/_-Fs, T) :-
+    findall(Text, (member(F, Fs), F =.. [_|Args], gdl_kif_args(Args, Text)), Texts),
+    atomic_list_concat(Texts, ', ', All),
+    format(atom(T), '~w: ~w', [Name, All]).
+
+gdl_choice_text(R, A, R, T) :-
+    !,
+    gdl_kif(A, Text),
+    format(atom(T), 'you chose ~w', [Text]).
+gdl_choice_text(R, _, _, T) :-
+    format(atom(T), '~w has chosen', [R]).
+
+move_clicks(gdl(Fs, _), Action, Clicks) :-
+    Action =.. [_|Args],
+    gdl_pairs(Args, Pairs),
+    (   Pairs \== [],
+        gdl_board(Fs, _, X0, X1, Y0, Y1),
+        forall(member(c(X, Y), Pairs), (X >= X0, X =< X1, Y >= Y0, Y =< Y1))
+    ->  Clicks = Pairs
+    ;   Clicks = []
+    ).
+
+gdl_pairs([X, Y|Rest], [c(X, Y)|Pairs]) :-
+    integer(X), integer(Y),
+    !,
+    gdl_pairs(Rest, Pairs).
+gdl_pairs([_|Rest], Pairs) :-
+    !,
+    gdl_pairs(Rest, Pairs).
+gdl_pairs([], []).

@@ -6,7 +6,7 @@ use super::{Config, Failure, Job, Reply, fail, one, required, text_field};
 use crate::ai::{self, Controller};
 use crate::engine::{Limits, QueryError};
 use crate::game::record::Record;
-use crate::game::{Allowed, Game, LegalMove, Outcome, State, list_games};
+use crate::game::{Allowed, Game, LegalMove, Outcome, State, list_games, still_hidden};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
@@ -25,6 +25,9 @@ pub(super) struct Session {
     /// The moves played (notation), the state before each, and the clicks
     /// that make each (to mark the last move on the board).
     moves: Vec<String>,
+    /// For each move, its mover when it was made hidden (a simultaneous
+    /// round's choice, shown to the others once the round is over).
+    hidden: Vec<Option<String>>,
     before: Vec<State>,
     clicks: Vec<Option<Vec<String>>>,
     rng: ChaCha8Rng,
@@ -82,6 +85,7 @@ impl Session {
             rng: ChaCha8Rng::seed_from_u64(seed),
             auto,
             followers: Vec::new(),
+            hidden: Vec::new(),
             config,
         })
     }
@@ -158,8 +162,18 @@ impl Session {
     }
 
     fn tell_move(&mut self) {
-        let event = json!({"event": "move", "ply": self.moves.len(), "last_move": self.moves.last()});
+        let last = self.moves.len().checked_sub(1).map(|i| self.shown(i, "spectator"));
+        let event = json!({"event": "move", "ply": self.moves.len(), "last_move": last});
         self.tell(event);
+    }
+
+    /// Move `i` as `viewer` may see it: its notation, or who made it while
+    /// it is still hidden from the others.
+    fn shown(&self, i: usize, viewer: &str) -> String {
+        match still_hidden(&self.hidden, i) {
+            Some(mover) if mover != viewer => format!("({mover} has chosen)"),
+            _ => self.moves[i].clone(),
+        }
     }
 
     /// With `auto`, the computer seats' moves, one after another, each
@@ -303,7 +317,8 @@ impl Session {
         };
         m.insert("scores".into(), Value::Object(scores.into_iter().map(|(p, s)| (p, score(s))).collect()));
         m.insert("ply".into(), json!(self.moves.len()));
-        m.insert("last_move".into(), json!(self.moves.last()));
+        let last = self.moves.len().checked_sub(1).map(|i| self.shown(i, "spectator"));
+        m.insert("last_move".into(), json!(last));
         Ok(m)
     }
 
@@ -317,8 +332,15 @@ impl Session {
         m.insert("viewer".into(), json!(viewer));
         m.insert("players".into(), json!(self.players));
         m.insert("seats".into(), self.seats_json());
-        m.insert("history".into(), json!(self.moves));
-        m.insert("last_clicks".into(), json!(self.clicks.last().cloned().flatten()));
+        let history: Vec<String> = (0..self.moves.len()).map(|i| self.shown(i, viewer)).collect();
+        let last = self.moves.len().checked_sub(1);
+        let last_clicks = match last {
+            Some(i) if still_hidden(&self.hidden, i).is_some_and(|p| p != viewer) => None,
+            _ => self.clicks.last().cloned().flatten(),
+        };
+        m.insert("last_move".into(), json!(last.map(|i| self.shown(i, viewer))));
+        m.insert("history".into(), json!(history));
+        m.insert("last_clicks".into(), json!(last_clicks));
         let board = self.game.view(&self.state, viewer)?;
         m.insert("board".into(), serde_json::to_value(&board).unwrap_or(Value::Null));
         if board.is_none() {
@@ -368,8 +390,10 @@ impl Session {
     fn apply(&mut self, l: &LegalMove) -> Reply {
         let mover = self.game.to_move(&self.state)?;
         let clicks = self.game.move_clicks(&self.state, &l.mv).ok().flatten();
+        let hidden = self.game.hidden_move(&self.state)?;
         self.before.push(std::mem::replace(&mut self.state, l.next.clone()));
         self.moves.push(l.text.clone());
+        self.hidden.push(hidden.then(|| mover.clone()));
         self.clicks.push(clicks);
         let mut m = one("move", json!(l.text));
         m.insert("player".into(), json!(mover));
@@ -381,8 +405,13 @@ impl Session {
     /// seats, also the computer moves before it, back to a person's turn.
     fn undo(&mut self) -> Reply {
         let mut undone = Vec::new();
-        while let (Some(text), Some(state)) = (self.moves.pop(), self.before.pop()) {
+        while let Some(i) = self.moves.len().checked_sub(1) {
+            // A hidden choice stays hidden from whoever takes it back.
+            let text = self.shown(i, "spectator");
+            let Some(state) = self.before.pop() else { break };
+            self.moves.pop();
             self.clicks.pop();
+            self.hidden.pop();
             self.state = state;
             undone.push(text);
             let mover = self.game.to_move(&self.state)?;
