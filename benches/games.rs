@@ -1,6 +1,7 @@
 //! Game workloads side by side with SWI-Prolog on the same files in one
 //! run: perft from the start and uniformly random playouts, both through
-//! the generic drivers of `src/game/driver.pl`.
+//! the generic drivers of `src/game/driver.pl` (for a GDL game, SWI-Prolog
+//! runs its translation, the program tabula runs).
 //!
 //! `cargo bench --bench games`. Perft runs to the deepest depth of the
 //! game's `games/NAME.perft` table; `PERFT="breakthrough=5"` sets depths by
@@ -26,13 +27,21 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let depths = std::env::var("PERFT").unwrap_or_default();
     let playouts: u64 = std::env::var("PLAYOUTS").ok().and_then(|s| s.parse().ok()).unwrap_or(300);
-    println!("{:<14} {:<14} {:>12} {:>12} {:>12} {:>7}", "game", "workload", "result", "tabula", "swipl", "ratio");
-    for path in tabula::game::list_games(&root.join("games")) {
-        let (mut game, _) = Game::load(&path).expect("game loads");
+    println!("{:<20} {:<14} {:>12} {:>12} {:>12} {:>7}", "game", "workload", "result", "tabula", "swipl", "ratio");
+    for game_path in tabula::game::list_games(&root.join("games")) {
+        let (mut game, _) = Game::load(&game_path).expect("game loads");
+        // SWI-Prolog runs a GDL game's translation.
+        let path = if tabula::game::is_gdl(&game_path) {
+            let file = std::env::temp_dir().join(format!("tabula-bench-{}.pl", game.name));
+            std::fs::write(&file, &game.source).expect("write the translation");
+            file
+        } else {
+            game_path.clone()
+        };
         // The first option set of the perft table that has counts (a game
         // dealt at random has counts only for explicit deals, which both
         // engines start from alike).
-        let table = std::fs::read_to_string(path.with_extension("perft")).unwrap_or_default();
+        let table = std::fs::read_to_string(game_path.with_extension("perft")).unwrap_or_default();
         let (set, deepest) = first_set(&table);
         let opts = game.options_term(&set).unwrap();
         let opts_text = game.engine().term_text(&opts);
@@ -100,9 +109,12 @@ fn first_set(table: &str) -> (Vec<(String, String)>, Option<u32>) {
             }
             set = o.split_whitespace().filter_map(|kv| kv.split_once('=')).map(|(k, v)| (k.into(), v.into())).collect();
         } else if !line.starts_with('#')
-            && let Some(d) = line.split_whitespace().next().and_then(|d| d.parse::<u32>().ok())
+            && let [Some(d), Some(n)] =
+                [0, 1].map(|i| line.split_whitespace().nth(i).and_then(|x| x.parse::<u64>().ok()))
+            && n > 0
         {
-            deepest = deepest.max(Some(d));
+            // The deepest depth with leaves (a game over by then has none).
+            deepest = deepest.max(Some(d as u32));
         }
     }
     (set, deepest)
@@ -111,9 +123,9 @@ fn first_set(table: &str) -> (Vec<(String, String)>, Option<u32>) {
 fn row(game: &str, work: &str, result: &str, ours: f64, theirs: Option<f64>, unit: &str) {
     match theirs {
         Some(t) => println!(
-            "{game:<14} {work:<14} {result:>12} {ours:>12.0} {t:>12.0} {:>7.2}  ({unit}, tabula/swipl)",
+            "{game:<20} {work:<14} {result:>12} {ours:>12.0} {t:>12.0} {:>7.2}  ({unit}, tabula/swipl)",
             ours / t
         ),
-        None => println!("{game:<14} {work:<14} {result:>12} {ours:>12.0} {:>12} {:>7}  ({unit})", "-", "-"),
+        None => println!("{game:<20} {work:<14} {result:>12} {ours:>12.0} {:>12} {:>7}  ({unit})", "-", "-"),
     }
 }

@@ -65,6 +65,17 @@ impl Tmpl {
     }
 }
 
+/// Constant arguments a probe compares (the first ones of a compound).
+const PROBE_KEYS: usize = 6;
+
+/// A term prepared for scanning a list (see [`Store::probe`]).
+pub struct Probe {
+    x: Cell,
+    functor: Option<Cell>,
+    keys: [(u32, Cell); PROBE_KEYS],
+    n: usize,
+}
+
 /// The heap and trail.
 #[derive(Debug, Default)]
 pub struct Store {
@@ -253,6 +264,45 @@ impl Store {
             (Cell::Atom(_) | Cell::Int(_), _) | (_, Cell::Atom(_) | Cell::Int(_)) => false,
             _ => return None,
         })
+    }
+
+    /// What [`Store::probe_may_unify`] compares elements with: `x`, and for
+    /// a compound its functor and its first constant arguments, read once.
+    pub fn probe(&self, x: Cell) -> Probe {
+        let x = self.deref(x);
+        let mut p = Probe { x, functor: None, keys: [(0, Cell::Int(0)); PROBE_KEYS], n: 0 };
+        if let Cell::Str(s) = x {
+            p.functor = Some(self.heap[s]);
+            if let Cell::Fun(_, arity) = self.heap[s] {
+                for i in 1..=arity as usize {
+                    if p.n == PROBE_KEYS {
+                        break;
+                    }
+                    if let c @ (Cell::Atom(_) | Cell::Int(_)) = self.deref(self.heap[s + i]) {
+                        p.keys[p.n] = (i as u32, c);
+                        p.n += 1;
+                    }
+                }
+            }
+        }
+        p
+    }
+
+    /// [`Store::may_unify`] of the probed term and `e`.
+    #[inline]
+    pub fn probe_may_unify(&self, p: &Probe, e: Cell) -> bool {
+        let Some(functor) = p.functor else { return self.may_unify(p.x, e) };
+        match self.deref(e) {
+            Cell::Str(s) => {
+                self.heap[s] == functor
+                    && p.keys[..p.n].iter().all(|&(i, k)| match self.deref(self.heap[s + i as usize]) {
+                        Cell::Ref(_) => true,
+                        a => a == k,
+                    })
+            }
+            Cell::Ref(_) => true,
+            _ => false,
+        }
     }
 
     /// A quick test that never binds: false when `a` and `b` certainly do

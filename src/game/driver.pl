@@ -2,8 +2,15 @@
 % SWI-Prolog for the cross-checks).
 
 % '$perft'(+State, +Depth, -Leaves): the standard move-generator count.
+% A game that lists its moves without their successors (the optional
+% move/2) has the last ply counted from that list.
 '$perft'(_, 0, 1) :- !.
 '$perft'(S, _, 0) :- game_over(S, _), !.
+'$perft'(S, 1, N) :-
+    current_predicate(move/2),
+    !,
+    findall(M, move(S, M), Ms),
+    length(Ms, N).
 '$perft'(S, D, N) :-
     D1 is D - 1,
     findall(C, ( move(S, _, S1), '$perft'(S1, D1, C) ), Cs),
@@ -22,8 +29,19 @@
     ->  P = P0, E = over(R0), Last = S
     ;   P0 >= Max
     ->  P = P0, E = cut, Last = S
-    ;   '$sample'(S1, move(S, _, S1), S2)
+    ;   '$random_move'(S, S2)
     ->  P1 is P0 + 1,
         '$playout'(S2, P1, Max, P, E, Last)
     ;   throw(error(no_legal_move(S), '$playout'/6))
     ).
+
+% '$random_move'(+State, -Next): the state after a move drawn uniformly.
+% With move/2, only the chosen move's successor is built.
+'$random_move'(S, S2) :-
+    current_predicate(move/2),
+    !,
+    '$sample'(M, move(S, M), M1),
+    move(S, M1, S2),
+    !.
+'$random_move'(S, S2) :-
+    '$sample'(S1, move(S, _, S1), S2).

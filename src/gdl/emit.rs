@@ -250,8 +250,9 @@ fn goal_text(l: &Flat, bound: &mut HashSet<String>, cx: &mut Ctx) -> String {
             let args: Vec<String> = atom.args.iter().map(|t| term_text(t, &cx.names)).collect();
             let text = match atom.rel.as_str() {
                 "true" => {
+                    // The fluents are an ordered set (sorted, no repeats).
                     cx.uses.0 = true;
-                    let check = if ground_now(&atom.args[0], bound) { "memberchk" } else { "member" };
+                    let check = if ground_now(&atom.args[0], bound) { "ord_memberchk" } else { "member" };
                     format!("{check}({}, S)", args[0])
                 }
                 "does" => {

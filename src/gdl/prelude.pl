@@ -18,20 +18,33 @@ initial_state(_, gdl(Fluents, [])) :-
     sort(Fs, Fluents).
 
 to_move(gdl(Fs, Pending), Role) :-
-    gdl_round(Fs, Legal),
-    gdl_mover(Legal, Pending, Role, _).
+    gdl_kinds(Fs, Kinds),
+    gdl_mover(Kinds, Pending, Role, _).
 
+% move(+State, ?Action, -Next). With Action given (and ground), only its
+% legality is checked, and only its successor built.
 move(gdl(Fs, Pending), Action, Next) :-
-    gdl_round(Fs, Legal),
-    gdl_mover(Legal, Pending, Role, Last),
-    memberchk(Role-Actions, Legal),
-    member(Action, Actions),
+    gdl_kinds(Fs, Kinds),
+    gdl_mover(Kinds, Pending, Role, Last),
+    (   ground(Action)
+    ->  \+ \+ gdl_legal(Role, Action, Fs)
+    ;   gdl_actions(Role, Fs, Actions),
+        member(Action, Actions)
+    ),
     (   Last == true
-    ->  gdl_joint(Legal, [does(Role, Action)|Pending], Joint),
+    ->  gdl_joint(Kinds, [does(Role, Action)|Pending], Joint),
         gdl_next_state(Fs, Joint, Next)
-    ;   gdl_add_choice(Pending, Role, Action, Legal, Pending1),
+    ;   gdl_add_choice(Pending, Role, Action, Kinds, Pending1),
         Next = gdl(Fs, Pending1)
     ).
+
+% move(+State, -Action): the actions of the role to move, without the
+% states they lead to (a random playout builds only the chosen one's).
+move(gdl(Fs, Pending), Action) :-
+    gdl_kinds(Fs, Kinds),
+    gdl_mover(Kinds, Pending, Role, _),
+    gdl_actions(Role, Fs, Actions),
+    member(Action, Actions).
 
 game_over(gdl(Fs, []), Result) :-
     gdl_terminal(Fs),
@@ -45,44 +58,50 @@ score(gdl(Fs, _), Role, Value) :-
 notation(Action, Text) :-
     gdl_kif(Action, Text).
 
-% gdl_round(+Fluents, -Legal): every role with its legal actions, sorted
-% and without repeats (GDL is set-based). A terminal state has no moves; a
-% role without a legal action in a state that is not terminal breaks GDL's
-% rules: an error names it.
-gdl_round(Fs, Legal) :-
-    gdl_roles(Roles),
-    gdl_legal_lists(Roles, Fs, Legal).
+% gdl_actions(+Role, +Fluents, -Actions): Role's legal actions, sorted and
+% without repeats (GDL is set-based).
+gdl_actions(Role, Fs, Actions) :-
+    findall(A, gdl_legal(Role, A, Fs), As),
+    sort(As, Actions).
 
-gdl_legal_lists([], _, []).
-gdl_legal_lists([R|Rs], Fs, [R-As|Legal]) :-
-    findall(A, gdl_legal(R, A, Fs), As0),
-    sort(As0, As),
-    (   As \== []
-    ->  true
+% gdl_kinds(+Fluents, -Kinds): each role with `many` (two or more legal
+% actions: it chooses) or one(Action), found without listing them all. A
+% terminal state has no moves; a role without a legal action in a state
+% that is not terminal breaks GDL's rules: an error names it.
+gdl_kinds(Fs, Kinds) :-
+    gdl_roles(Roles),
+    gdl_kinds(Roles, Fs, Kinds).
+
+gdl_kinds([], _, []).
+gdl_kinds([R|Rs], Fs, [R-K|Kinds]) :-
+    (   gdl_legal(R, A1, Fs), gdl_legal(R, A2, Fs), A1 \== A2
+    ->  K = many
+    ;   gdl_legal(R, A, Fs)
+    ->  K = one(A)
     ;   gdl_terminal(Fs)
     ->  fail
-    ;   throw(error(existence_error(legal_move_for, R), gdl_round/2))
+    ;   throw(error(existence_error(legal_move_for, R), gdl_kinds/3))
     ),
-    gdl_legal_lists(Rs, Fs, Legal).
+    gdl_kinds(Rs, Fs, Kinds).
 
-% gdl_choosers(+Legal, -Roles): the roles that choose this round: those
+% gdl_choosers(+Kinds, -Roles): the roles that choose this round: those
 % with two or more actions. When every role has one, one of them is said to
 % choose (any would do: the joint move is the same): the first whose action
 % has arguments, like (mark 3 3) beside noop, else the first role.
-gdl_choosers(Legal, Roles) :-
-    findall(R, member(R-[_, _|_], Legal), Roles0),
+gdl_choosers(Kinds, Roles) :-
+    findall(R, member(R-many, Kinds), Roles0),
     (   Roles0 \== []
     ->  Roles = Roles0
-    ;   member(R0-[A], Legal), compound(A)
+    ;   member(R0-one(A), Kinds), compound(A)
     ->  Roles = [R0]
-    ;   Legal = [R0-_|_],
+    ;   Kinds = [R0-_|_],
         Roles = [R0]
     ).
 
-% gdl_mover(+Legal, +Pending, -Role, -Last): the next role to choose, and
+% gdl_mover(+Kinds, +Pending, -Role, -Last): the next role to choose, and
 % whether its choice completes the round.
-gdl_mover(Legal, Pending, Role, Last) :-
-    gdl_choosers(Legal, Roles),
+gdl_mover(Kinds, Pending, Role, Last) :-
+    gdl_choosers(Kinds, Roles),
     gdl_unchosen(Roles, Pending, [Role|Rest]),
     (   Rest == []
     ->  Last = true
@@ -97,11 +116,11 @@ gdl_unchosen([R|Rs], Pending, Free) :-
     ),
     gdl_unchosen(Rs, Pending, Free1).
 
-% gdl_add_choice(+Pending, +Role, +Action, +Legal, -Pending1): Pending
+% gdl_add_choice(+Pending, +Role, +Action, +Kinds, -Pending1): Pending
 % with does(Role, Action), kept in role order.
-gdl_add_choice(Pending, Role, Action, Legal, Pending1) :-
+gdl_add_choice(Pending, Role, Action, Kinds, Pending1) :-
     findall(does(R, A),
-            ( member(R-_, Legal),
+            ( member(R-_, Kinds),
               (   R == Role
               ->  A = Action
               ;   memberchk(does(R, A), Pending)
@@ -109,14 +128,14 @@ gdl_add_choice(Pending, Role, Action, Legal, Pending1) :-
             ),
             Pending1).
 
-% gdl_joint(+Legal, +Chosen, -Joint): every role's action this round.
+% gdl_joint(+Kinds, +Chosen, -Joint): every role's action this round.
 gdl_joint([], _, []).
-gdl_joint([R-As|Legal], Chosen, [does(R, A)|Joint]) :-
+gdl_joint([R-K|Kinds], Chosen, [does(R, A)|Joint]) :-
     (   memberchk(does(R, A0), Chosen)
     ->  A = A0
-    ;   As = [A]
+    ;   K = one(A)
     ),
-    gdl_joint(Legal, Chosen, Joint).
+    gdl_joint(Kinds, Chosen, Joint).
 
 gdl_next_state(Fs, Joint, gdl(Next, [])) :-
     findall(F, gdl_next(F, Fs, Joint), Next0),
@@ -160,8 +179,7 @@ gdl_kif(T, Text) :-
 % gdl_role_actions(+State, +Role, -Texts): Role's legal actions this
 % round, written as KIF (what a GGP player answers).
 gdl_role_actions(gdl(Fs, _), Role, Texts) :-
-    gdl_round(Fs, Legal),
-    memberchk(Role-Actions, Legal),
+    gdl_actions(Role, Fs, Actions),
     maplist(gdl_kif, Actions, Texts).
 
 % ---------------------------------------------------------------------------
@@ -253,16 +271,15 @@ gdl_resample([], _, _, []).
 gdl_resample([does(R, A)|Pending], Fs, Viewer, [does(R, A1)|Pending1]) :-
     (   R == Viewer
     ->  A1 = A
-    ;   findall(B, gdl_legal(R, B, Fs), Bs0),
-        sort(Bs0, Bs),
+    ;   gdl_actions(R, Fs, Bs),
         random_member(A1, Bs)
     ),
     gdl_resample(Pending, Fs, Viewer, Pending1).
 
 % gdl_hidden_move(+State): the choice made now does not end the round.
 gdl_hidden_move(gdl(Fs, Pending)) :-
-    gdl_round(Fs, Legal),
-    gdl_mover(Legal, Pending, _, false).
+    gdl_kinds(Fs, Kinds),
+    gdl_mover(Kinds, Pending, _, false).
 
 % gdl_simultaneous(+Playouts, +MaxPlies): some round of these random
 % playouts has two roles choosing.
@@ -273,8 +290,8 @@ gdl_simultaneous(N, Max) :-
     !.
 
 gdl_probe(gdl(Fs, _), _) :-
-    gdl_round(Fs, Legal),
-    gdl_choosers(Legal, [_, _|_]),
+    gdl_kinds(Fs, Kinds),
+    gdl_choosers(Kinds, [_, _|_]),
     !.
 gdl_probe(S, Max) :-
     Max > 0,

@@ -71,6 +71,7 @@ pub fn register(m: &mut Machine) {
         ("plus", 3, bi_plus),
         ("between", 3, bi_between),
         ("$member", 2, bi_member),
+        ("ord_memberchk", 2, bi_ord_memberchk),
         // terms
         ("functor", 3, bi_functor),
         ("arg", 3, bi_arg),

@@ -399,9 +399,10 @@ impl Machine {
     /// The next element from `l` on that may unify with `x`, and the list
     /// after it.
     pub(crate) fn next_member(&self, x: Cell, mut l: Cell) -> Option<(Cell, Cell)> {
+        let probe = self.store.probe(x);
         while let Cell::Lst(p) = self.store.deref(l) {
             let (e, tail) = (self.store.heap[p], self.store.heap[p + 1]);
-            if self.store.may_unify(x, e) {
+            if self.store.probe_may_unify(&probe, e) {
                 return Some((e, tail));
             }
             l = tail;
@@ -418,13 +419,30 @@ impl Machine {
     }
 }
 
+/// `ord_memberchk/2`: whether an ordered set holds a term equal (`==`) to
+/// the first argument; the scan stops at the first greater element.
+pub(super) fn bi_ord_memberchk(m: &mut Machine, a: &[Cell]) -> Res {
+    let x = m.store.deref(a[0]);
+    let mut l = m.store.deref(a[1]);
+    while let Cell::Lst(p) = l {
+        match m.compare_terms(x, m.store.heap[p]) {
+            Ordering::Equal => return Ok(true),
+            Ordering::Less => return Ok(false),
+            Ordering::Greater => l = m.store.deref(m.store.heap[p + 1]),
+        }
+    }
+    Ok(false)
+}
+
 pub(super) fn bi_memberchk(m: &mut Machine, a: &[Cell]) -> Res {
     let mut l = m.store.deref(a[1]);
     let x = m.store.deref(a[0]);
+    let probe = m.store.probe(x);
     loop {
         match l {
             Cell::Lst(p) => {
-                if m.store.may_unify(x, m.store.heap[p]) && m.unify_kept_if(x, m.store.heap[p], |_, _| true) {
+                if m.store.probe_may_unify(&probe, m.store.heap[p]) && m.unify_kept_if(x, m.store.heap[p], |_, _| true)
+                {
                     return Ok(true);
                 }
                 l = m.store.deref(m.store.heap[p + 1]);
