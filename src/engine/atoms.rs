@@ -199,6 +199,9 @@ predefined! {
 #[derive(Debug)]
 pub struct Atoms {
     names: Vec<Rc<str>>,
+    /// Each name's first 8 bytes, big-endian: comparing two keys orders
+    /// most names without reading them.
+    keys: Vec<u64>,
     map: HashMap<Rc<str>, u32>,
     /// Bytes of all atom names (atoms are never freed).
     pub bytes: usize,
@@ -212,7 +215,7 @@ impl Default for Atoms {
 
 impl Atoms {
     pub fn new() -> Atoms {
-        let mut a = Atoms { names: Vec::new(), map: HashMap::new(), bytes: 0 };
+        let mut a = Atoms { names: Vec::new(), keys: Vec::new(), map: HashMap::new(), bytes: 0 };
         for name in PREDEFINED {
             a.intern(name);
         }
@@ -227,6 +230,10 @@ impl Atoms {
         let rc: Rc<str> = Rc::from(name);
         self.bytes += name.len();
         let i = self.names.len() as u32;
+        let mut key = [0u8; 8];
+        let n = name.len().min(8);
+        key[..n].copy_from_slice(&name.as_bytes()[..n]);
+        self.keys.push(u64::from_be_bytes(key));
         self.names.push(rc.clone());
         self.map.insert(rc, i);
         Atom(i)
@@ -235,6 +242,15 @@ impl Atoms {
     /// The atom named `name`, if it exists.
     pub fn lookup(&self, name: &str) -> Option<Atom> {
         self.map.get(name).map(|&i| Atom(i))
+    }
+
+    /// Two atoms in the standard order (by their names' bytes).
+    pub fn cmp_names(&self, a: Atom, b: Atom) -> std::cmp::Ordering {
+        if a == b {
+            return std::cmp::Ordering::Equal;
+        }
+        let (i, j) = (a.0 as usize, b.0 as usize);
+        self.keys[i].cmp(&self.keys[j]).then_with(|| self.names[i].cmp(&self.names[j]))
     }
 
     pub fn name(&self, a: Atom) -> &str {

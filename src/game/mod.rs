@@ -469,6 +469,26 @@ impl Game {
         self.ground_state(r.into_iter().next().expect("one output"), "sample_state/3")
     }
 
+    /// With the optional `move/2` (the moves without their successors):
+    /// what is wrong if it does not list, in order, the moves `move/3`
+    /// gives.
+    fn moves_alone_differ(&mut self, s: &State, legal: &[LegalMove]) -> Option<String> {
+        if !self.has("move", 2) {
+            return None;
+        }
+        let alone = match self.engine.call("move", &[Arg::In(&s.0), Arg::Out], usize::MAX) {
+            Ok(sols) => sols.into_iter().map(|mut m| m.pop().expect("one output")).collect::<Vec<_>>(),
+            Err(e) => return Some(format!("move/2: {e}")),
+        };
+        let with_next: Vec<&Tmpl> = legal.iter().map(|l| &l.mv.0).collect();
+        (alone.iter().collect::<Vec<_>>() != with_next).then(|| {
+            let texts = |ms: &[&Tmpl], e: &mut Engine| ms.iter().map(|m| e.term_text(m)).collect::<Vec<_>>().join(" ");
+            let a = texts(&alone.iter().collect::<Vec<_>>(), &mut self.engine);
+            let b = texts(&with_next, &mut self.engine);
+            format!("move/2 gives [{a}] where move/3 gives [{b}]")
+        })
+    }
+
     /// Whether the move about to be made in `s` stays hidden from the
     /// other players until a move that is not hidden is made after it
     /// (`hidden_move/1`: a simultaneous round, whose choices are shown when
@@ -789,6 +809,9 @@ impl Game {
                         ply,
                     );
                     continue 'games;
+                }
+                if let Some(problem) = self.moves_alone_differ(&state, &legal) {
+                    report(problem, g, ply);
                 }
                 for i in 0..legal.len() {
                     for j in 0..i {

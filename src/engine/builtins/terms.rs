@@ -695,8 +695,7 @@ impl Machine {
     fn compare_functors(&self, x: Cell, y: Cell) -> (Ordering, usize) {
         let (f, n) = self.store.functor(x).expect("compound");
         let (g, m) = self.store.functor(y).expect("compound");
-        let o =
-            n.cmp(&m).then_with(|| if f == g { Ordering::Equal } else { self.atoms.name(f).cmp(self.atoms.name(g)) });
+        let o = n.cmp(&m).then_with(|| self.atoms.cmp_names(f, g));
         (o, n)
     }
 
@@ -706,13 +705,7 @@ impl Machine {
         match (x, y) {
             (Cell::Ref(p), Cell::Ref(q)) => p.cmp(&q),
             (Cell::Int(_) | Cell::Flt(_), _) => compare_numbers(x, y),
-            (Cell::Atom(p), Cell::Atom(q)) => {
-                if p == q {
-                    Ordering::Equal
-                } else {
-                    self.atoms.name(p).cmp(self.atoms.name(q))
-                }
-            }
+            (Cell::Atom(p), Cell::Atom(q)) => self.atoms.cmp_names(p, q),
             (Cell::Text(p), Cell::Text(q)) => self.store.text(p).cmp(self.store.text(q)),
             _ => unreachable!("atomic terms of the same rank"),
         }
