@@ -2,8 +2,9 @@
 //! a whole Breakthrough game clicked to its end against `random`, with a
 //! reload in the middle; a Domin-Up tile placed from the hand by clicks,
 //! and seat 2's page holding none of seat 1's tiles; a Campo Bello jump
-//! with a removal; two browsers on one session seeing each other's moves.
-//! Screenshots of the four boards go to `target/screenshots/`. Without
+//! with a removal; two browsers on one session seeing each other's moves;
+//! a GDL game (tic-tac-toe) clicked square by square to its end.
+//! Screenshots of the five boards go to `target/screenshots/`. Without
 //! chromedriver the tests say they skipped, except under `CI=true`.
 
 mod common;
@@ -234,4 +235,35 @@ fn two_browsers_on_one_session_see_each_others_moves() {
         seats = (seats.1, seats.0);
     }
     white.screenshot(&shot("hasami-shogi"));
+}
+
+/// A GDL game in the page: tic-tac-toe's grid drawn from its fluents, each
+/// move one click on a square, against `random` to the end.
+#[test]
+fn a_gdl_tictactoe_game_is_clicked_to_its_end() {
+    let Some(b) = Browser::start() else { return };
+    let s = start();
+    let g = ok(
+        s.addr,
+        json!({"op": "new", "game": "tictactoe", "seats": {"x": "human", "o": "random"}, "auto": true, "seed": 4}),
+    );
+    b.go(&page(s.addr, &g, "x"));
+    let mut ply = -1;
+    let mut clicked = 0;
+    loop {
+        let v = my_turn(&b, "x", ply);
+        if !v["game_over"].is_null() {
+            break;
+        }
+        let m = v["moves"][0].clone();
+        assert_eq!(m["clicks"].as_array().unwrap().len(), 1, "a square per move: {m}");
+        click_move(&b, &m);
+        clicked += 1;
+        ply = v["ply"].as_i64().unwrap();
+        assert!(clicked <= 5, "x moves at most five times");
+    }
+    assert!(clicked >= 3, "{clicked} moves");
+    let turn = b.script("return document.getElementById('turn').textContent");
+    assert!(turn.as_str().unwrap().starts_with("Game over"), "{turn}");
+    b.screenshot(&shot("tictactoe"));
 }
