@@ -105,7 +105,8 @@ pub fn moves(a: MovesArgs) -> Result<i32, CliError> {
     if a.json {
         println!("{}", json!({ "to_move": to_move, "moves": texts }));
     } else {
-        println!("{to_move} to move, {} legal moves:", texts.len());
+        let n = texts.len();
+        println!("{to_move} to move, {n} legal move{}:", if n == 1 { "" } else { "s" });
         println!("{}", texts.join(" "));
     }
     Ok(0)

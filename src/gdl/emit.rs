@@ -293,13 +293,9 @@ fn goal_text(l: &Flat, bound: &mut HashSet<String>, cx: &mut Ctx) -> String {
                     ordered.iter().map(|l| goal_text(l, &mut inner_bound, cx)).collect()
                 })
                 .collect();
+            // `\+` binds looser than `\==`, so one goal needs no brackets.
             match alts.as_slice() {
-                [one]
-                    if one.len() == 1
-                        && !matches!(l, Flat::Not(alts, _) if matches!(alts[0][0], Flat::Distinct(..))) =>
-                {
-                    format!("\\+ {}", one[0])
-                }
+                [one] if one.len() == 1 => format!("\\+ {}", one[0]),
                 _ => {
                     let texts: Vec<String> = alts.iter().map(|g| g.join(", ")).collect();
                     format!("\\+ ( {} )", texts.join(" ; "))
