@@ -184,6 +184,25 @@ struct Ctx<'a> {
     names: HashMap<String, String>,
     calls: Vec<(String, Mode)>,
     uses: (bool, bool),
+    /// Variables the goals after the current one (and the head) use.
+    later: HashSet<String>,
+}
+
+/// The goals of a conjunction, each knowing which variables the goals
+/// after it use (plus `outer`: the head's, for a clause body).
+fn goals_text(body: &[&Flat], bound: &mut HashSet<String>, outer: &HashSet<String>, cx: &mut Ctx) -> Vec<String> {
+    (0..body.len())
+        .map(|i| {
+            let mut later = outer.clone();
+            for l in &body[i + 1..] {
+                let mut vs = Vec::new();
+                l.vars(&mut vs);
+                later.extend(vs.into_iter().map(str::to_string));
+            }
+            cx.later = later;
+            goal_text(body[i], bound, cx)
+        })
+        .collect()
 }
 
 /// One clause of a state- or move-dependent relation, in one mode.
@@ -217,8 +236,11 @@ fn clause_text(c: &FlatClause, mode: &[bool], a: &Analysis, calls: &mut Vec<(Str
             names.insert(v.to_string(), shown);
         }
     }
-    let mut cx = Ctx { a, names, calls: Vec::new(), uses: (false, false) };
-    let mut goals: Vec<String> = body.iter().map(|l| goal_text(l, &mut bound, &mut cx)).collect();
+    let mut cx = Ctx { a, names, calls: Vec::new(), uses: (false, false), later: HashSet::new() };
+    let mut head_vars = Vec::new();
+    c.head.vars(&mut head_vars);
+    let head_vars: HashSet<String> = head_vars.into_iter().map(str::to_string).collect();
+    let mut goals = goals_text(&body, &mut bound, &head_vars, &mut cx);
     if mode.iter().all(|&b| b) {
         goals.push("!".to_string());
     }
@@ -238,6 +260,15 @@ fn call_text(pred: &str, args: &[String]) -> String {
     if args.is_empty() { atom_text(pred) } else { format!("{}({})", atom_text(pred), args.join(", ")) }
 }
 
+/// Whether only the existence of a match matters: no variable the literal
+/// binds is used after it (or in the head), so its first match is as good
+/// as any, and `memberchk` may stand for `member`.
+fn existential(atom: &super::Atom, bound: &HashSet<String>, later: &HashSet<String>) -> bool {
+    let mut vs = Vec::new();
+    atom.vars(&mut vs);
+    vs.iter().all(|v| bound.contains(*v) || !later.contains(*v))
+}
+
 fn ground_now(t: &Term, bound: &HashSet<String>) -> bool {
     let mut vs = Vec::new();
     t.vars(&mut vs);
@@ -252,12 +283,22 @@ fn goal_text(l: &Flat, bound: &mut HashSet<String>, cx: &mut Ctx) -> String {
                 "true" => {
                     // The fluents are an ordered set (sorted, no repeats).
                     cx.uses.0 = true;
-                    let check = if ground_now(&atom.args[0], bound) { "ord_memberchk" } else { "member" };
+                    let check = if ground_now(&atom.args[0], bound) {
+                        "ord_memberchk"
+                    } else if existential(atom, bound, &cx.later) {
+                        "memberchk"
+                    } else {
+                        "member"
+                    };
                     format!("{check}({}, S)", args[0])
                 }
                 "does" => {
                     cx.uses.1 = true;
-                    let check = if ground_now(&atom.args[0], bound) { "memberchk" } else { "member" };
+                    let check = if ground_now(&atom.args[0], bound) || existential(atom, bound, &cx.later) {
+                        "memberchk"
+                    } else {
+                        "member"
+                    };
                     format!("{check}(does({}, {}), M)", args[0], args[1])
                 }
                 rel => {
@@ -290,7 +331,7 @@ fn goal_text(l: &Flat, bound: &mut HashSet<String>, cx: &mut Ctx) -> String {
                 .map(|alt| {
                     let mut inner_bound = bound.clone();
                     let ordered = order(alt, bound, cx.a, None);
-                    ordered.iter().map(|l| goal_text(l, &mut inner_bound, cx)).collect()
+                    goals_text(&ordered, &mut inner_bound, &HashSet::new(), cx)
                 })
                 .collect();
             // `\+` binds looser than `\==`, so one goal needs no brackets.
