@@ -40,8 +40,10 @@ pub fn list(a: ListArgs) -> Result<i32, CliError> {
     } else if rows.is_empty() {
         println!("no games in {}", dir.display());
     } else {
+        let wn = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+        let wt = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
         for (n, t, s) in rows {
-            println!("{n:<16} {t:<24} {s}");
+            println!("{n:<wn$}  {t:<wt$}  {s}");
         }
     }
     Ok(0)

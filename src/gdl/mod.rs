@@ -188,8 +188,16 @@ pub fn translate(name: &str, src: &str) -> Result<Translation, Vec<Diagnostic>> 
     let facts = eval::static_facts(&flat, &analysis).map_err(|d| vec![d])?;
     analysis.fanout = facts.fanout();
     let description = leading_comment(src);
-    let program = emit::program(name, description.as_deref(), &flat, &analysis, &facts);
+    let program = emit::program(&title(name), description.as_deref(), &flat, &analysis, &facts);
     Ok(Translation { program, warnings: errors })
+}
+
+/// A game's title from its file name: `rock-paper-scissors` is
+/// "Rock paper scissors".
+fn title(name: &str) -> String {
+    let spaced = name.replace(['-', '_'], " ");
+    let mut chars = spaced.chars();
+    chars.next().map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 /// The comment lines at the top of a file (the game's description).
