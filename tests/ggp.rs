@@ -165,7 +165,9 @@ fn bad_messages_get_answers_and_the_match_goes_on() {
     assert_eq!(post(&p, &format!("(START m2 o ({kif}) 10 2)")).1, "busy");
     assert_eq!(post(&p, "(PLAY other NIL)").1, "busy");
     assert_eq!(post(&p, "(STOP other NIL)").1, "busy");
-    for bad in ["(((", ")", "", "(PLAY)", "(FLY m1)", "(START m3 x (role x) ten 2)", "(a) (b)", "\"x\""] {
+    for bad in
+        ["(((", ")", "", "(PLAY)", "(PLAY m1 mark)", "(FLY m1)", "(START m3 x (role x) ten 2)", "(a) (b)", "\"x\""]
+    {
         let (status, body) = post(&p, bad);
         assert_eq!(status, 400, "{bad:?}: {body}");
         assert!(body.starts_with("(error"), "{bad:?}: {body}");

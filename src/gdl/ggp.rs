@@ -102,6 +102,9 @@ impl Player {
                 if self.current.as_ref().is_none_or(|m| m.id != id) {
                     return answer("busy");
                 }
+                if !matches!(moves, Sexp::List(..)) && sym(moves).as_deref() != Some("nil") {
+                    return malformed("PLAY's moves are NIL or a list, one per role");
+                }
                 match self.play(moves, received) {
                     Ok(text) => answer(text),
                     Err(e) => {
