@@ -267,7 +267,8 @@ impl Store {
     }
 
     /// What [`Store::probe_may_unify`] compares elements with: `x`, and for
-    /// a compound its functor and its first constant arguments, read once.
+    /// a compound its functor and, for its first arguments that are
+    /// constants or compounds, the constant or the functor, read once.
     pub fn probe(&self, x: Cell) -> Probe {
         let x = self.deref(x);
         let mut p = Probe { x, functor: None, keys: [(0, Cell::Int(0)); PROBE_KEYS], n: 0 };
@@ -278,8 +279,14 @@ impl Store {
                     if p.n == PROBE_KEYS {
                         break;
                     }
-                    if let c @ (Cell::Atom(_) | Cell::Int(_)) = self.deref(self.heap[s + i]) {
-                        p.keys[p.n] = (i as u32, c);
+                    // A constant, or a compound's functor cell.
+                    let key = match self.deref(self.heap[s + i]) {
+                        c @ (Cell::Atom(_) | Cell::Int(_)) => Some(c),
+                        Cell::Str(q) => Some(self.heap[q]),
+                        _ => None,
+                    };
+                    if let Some(k) = key {
+                        p.keys[p.n] = (i as u32, k);
                         p.n += 1;
                     }
                 }
@@ -297,6 +304,7 @@ impl Store {
                 self.heap[s] == functor
                     && p.keys[..p.n].iter().all(|&(i, k)| match self.deref(self.heap[s + i as usize]) {
                         Cell::Ref(_) => true,
+                        Cell::Str(q) => self.heap[q] == k,
                         a => a == k,
                     })
             }
