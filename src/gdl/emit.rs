@@ -41,11 +41,7 @@ pub fn order<'a>(body: &'a [Flat], bound: &HashSet<String>, a: &Analysis, stratu
             let recursive = stratum.is_some() && a.stratum.get(&atom.rel) == stratum.as_ref();
             let indexed = a.is_static(&atom.rel)
                 && a.fanout.get(&atom.rel).is_none_or(|&f| f <= 2.0)
-                && atom.args.first().is_some_and(|t| {
-                    let mut vs = Vec::new();
-                    t.vars(&mut vs);
-                    vs.iter().all(|v| bound.contains(*v))
-                });
+                && atom.args.first().is_some_and(|t| ground_now(t, &bound));
             Some(match () {
                 _ if all_bound(l, &bound) => 0,
                 _ if recursive => 3,

@@ -33,11 +33,6 @@ pub enum Term {
 }
 
 impl Term {
-    pub fn span(&self) -> Span {
-        match self {
-            Term::Sym(_, s) | Term::Var(_, s) | Term::Fn(_, _, s) => *s,
-        }
-    }
     /// The variables, in order of occurrence (with repeats).
     pub fn vars<'a>(&'a self, out: &mut Vec<&'a str>) {
         match self {

@@ -296,8 +296,10 @@ gdl_probe(gdl(Fs, _), _) :-
 gdl_probe(S, Max) :-
     Max > 0,
     \+ game_over(S, _),
-    findall(S1, move(S, _, S1), Ss),
-    random_member(S2, Ss),
+    findall(M, move(S, M), Ms),
+    random_member(M1, Ms),
+    move(S, M1, S2),
+    !,
     Max1 is Max - 1,
     gdl_probe(S2, Max1).
 
