@@ -28,8 +28,14 @@ fn main() {
     let depths = std::env::var("PERFT").unwrap_or_default();
     let playouts: u64 = std::env::var("PLAYOUTS").ok().and_then(|s| s.parse().ok()).unwrap_or(300);
     println!("{:<20} {:<14} {:>12} {:>12} {:>12} {:>7}", "game", "workload", "result", "tabula", "swipl", "ratio");
+    // `cargo bench --bench games -- NAME...`: only the games whose name
+    // contains one of the words.
+    let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     for game_path in tabula::game::list_games(&root.join("games")) {
         let (mut game, _) = Game::load(&game_path).expect("game loads");
+        if !only.is_empty() && !only.iter().any(|w| game.name.contains(w.as_str())) {
+            continue;
+        }
         // SWI-Prolog runs a GDL game's translation.
         let path = if tabula::game::is_gdl(&game_path) {
             let file = std::env::temp_dir().join(format!("tabula-bench-{}.pl", game.name));

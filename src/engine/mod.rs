@@ -14,6 +14,8 @@ pub mod format;
 pub mod gc;
 pub mod machine;
 pub mod term;
+// The run loop follows a raw instruction pointer (see `vm::Cont`).
+#[allow(unsafe_code)]
 pub mod vm;
 pub mod write;
 

@@ -492,9 +492,12 @@ impl Cg<'_> {
         }
     }
 
+    /// Points the jump at `at` to `target` (a later instruction: jumps are
+    /// relative, forward).
     fn patch(&mut self, at: usize, target: usize) {
+        assert!(target > at, "a forward jump");
         match &mut self.out[at] {
-            Instr::TryElse(l) | Instr::Jump(l) => *l = target as u32,
+            Instr::TryElse(l) | Instr::Jump(l) => *l = (target - at) as u32,
             _ => unreachable!("patching a jump"),
         }
     }
@@ -584,7 +587,8 @@ impl Cg<'_> {
                 }
                 self.emit(Instr::CallBuiltin(b, args.len() as u32, self.nregs));
                 if let Some(at) = fast {
-                    let done = self.out.len() as u32;
+                    // Relative, like jumps.
+                    let done = (self.out.len() - at) as u32;
                     match &mut self.out[at] {
                         Instr::Arith(a) => a.done = done,
                         Instr::Arg(a) => a.done = done,

@@ -9,6 +9,7 @@ use super::atoms::Atom;
 use super::db::{ClauseCode, FastMap};
 use super::machine::Control;
 use super::term::Cell;
+use std::ptr::NonNull;
 use std::rc::Rc;
 
 /// A template for a compound argument: `cells` as laid out by
@@ -78,7 +79,8 @@ pub enum ArithOp {
 pub struct Arith {
     pub op: ArithOp,
     pub rhs: Expr,
-    /// Where the general builtin call ends (taken on success).
+    /// Where the general builtin call ends (taken on success), counted
+    /// from this instruction.
     pub done: u32,
 }
 
@@ -171,7 +173,9 @@ pub enum Instr {
     /// pushed right after the level was taken).
     CutTo(u32, u8),
     SoftCut(u32),
+    /// A choice point for the branch this many instructions on.
     TryElse(u32),
+    /// Go on this many instructions on.
     Jump(u32),
     Fail,
     /// Internal continuations: collect a findall answer, leave a catch,
@@ -184,18 +188,60 @@ pub enum Instr {
     Succeed,
 }
 
-/// Compiled code of a clause.
+/// Compiled code of a clause. Every code ends with an instruction that
+/// does not fall through (`ends_flow`), and jumps go forward inside it, so
+/// the run loop follows a plain instruction pointer.
 pub type Code = Rc<[Instr]>;
 
-/// Where to continue: an instruction of some code.
-#[derive(Clone, Debug)]
-pub struct Cont {
-    pub code: Code,
-    pub pc: u32,
+/// Where to continue: an instruction of some code. A plain pointer (no
+/// reference count to touch at a call, a return or a choice point): the
+/// code it points into is kept alive by its clause or, once the clause is
+/// gone, by `Vm::codes` until no continuation points into it (see
+/// `Machine::sweep_codes`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cont(NonNull<Instr>);
+
+impl Cont {
+    /// The first instruction of `code`.
+    pub fn start(code: &Code) -> Cont {
+        Cont(NonNull::from(&code[0]))
+    }
+
+    /// The instruction `k` places after this one (inside the same code).
+    ///
+    /// # Safety
+    /// The result must be inside the same code: a forward jump the
+    /// compiler made.
+    #[inline(always)]
+    unsafe fn add(self, k: usize) -> Cont {
+        // SAFETY: the caller keeps the result inside the code.
+        Cont(unsafe { self.0.add(k) })
+    }
+
+    fn addr(self) -> usize {
+        self.0.as_ptr() as usize
+    }
+}
+
+/// Whether execution never goes on to the instruction after `i`.
+pub fn ends_flow(i: &Instr) -> bool {
+    matches!(
+        i,
+        Instr::Proceed
+            | Instr::Execute(..)
+            | Instr::Jump(_)
+            | Instr::Fail
+            | Instr::FaAdd
+            | Instr::SampleAdd
+            | Instr::Restore
+            | Instr::Succeed
+            | Instr::CallMeta(_, true)
+            | Instr::CallControl(_, true)
+    )
 }
 
 /// An environment frame.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Env {
     /// The frame to return to.
     pub ce: u32,
@@ -213,7 +259,7 @@ pub struct Env {
 }
 
 /// Saved register-machine state of a choice point.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct VmSave {
     pub e: u32,
     pub cp: Cont,
@@ -234,7 +280,14 @@ impl Vm {
     }
 }
 
-fn code(instrs: Vec<Instr>) -> Code {
+/// Code made of `instrs`: a `Fail` is added if the last instruction could
+/// fall through (the compiler never leaves one: this keeps the run loop's
+/// pointer inside the code whatever happens).
+pub fn code(mut instrs: Vec<Instr>) -> Code {
+    if !instrs.last().is_some_and(ends_flow) {
+        debug_assert!(instrs.is_empty(), "code that falls off its end: {instrs:?}");
+        instrs.push(Instr::Fail);
+    }
     instrs.into()
 }
 
@@ -255,6 +308,10 @@ pub struct Vm {
     pub cont: Cont,
     /// Registers live at `cont`.
     pub live: u32,
+    /// Every clause code compiled (see `Cont`), and the length at which
+    /// `Machine::sweep_codes` looks for the ones no longer needed.
+    pub codes: Vec<Code>,
+    pub sweep_at: usize,
     /// Shared internal code.
     pub succeed: Code,
     pub fa_code: Code,
@@ -271,6 +328,9 @@ pub struct Vm {
 /// construct (`,`, `;`, `->`, `*->`, `\+`) or a goal with its arity.
 pub type Shape = (Atom, u32, bool);
 
+/// Fewest compiled codes kept before looking for unneeded ones.
+pub const SWEEP_MIN: usize = 1024;
+
 /// Shapes kept at most: a program that builds goals without end does not
 /// grow the cache without end.
 pub const META_CACHE_MAX: usize = 4096;
@@ -278,7 +338,7 @@ pub const META_CACHE_MAX: usize = 4096;
 impl Default for Vm {
     fn default() -> Self {
         let succeed = code(vec![Instr::Succeed]);
-        let start = Cont { code: succeed.clone(), pc: 0 };
+        let start = Cont::start(&succeed);
         Vm {
             x: vec![Cell::Int(0); 256],
             envs: Vec::new(),
@@ -286,10 +346,12 @@ impl Default for Vm {
             saved: Vec::new(),
             e: 0,
             ybase: 0,
-            cp: start.clone(),
+            cp: start,
             b0: 0,
             cont: start,
             live: 0,
+            codes: Vec::new(),
+            sweep_at: SWEEP_MIN,
             succeed,
             fa_code: code(vec![Instr::FaAdd]),
             sample_code: code(vec![Instr::SampleAdd]),

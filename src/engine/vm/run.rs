@@ -23,14 +23,16 @@ impl Machine {
         vm.envs.clear();
         vm.ys.clear();
         vm.saved.clear();
-        let done = Cont { code: vm.succeed.clone(), pc: 0 };
-        vm.envs.push(Env { ce: 0, cp: done.clone(), b0: 0, ys: 0, n: 0, catch: false, ret: None });
+        let done = Cont::start(&vm.succeed);
+        vm.envs.push(Env { ce: 0, cp: done, b0: 0, ys: 0, n: 0, catch: false, ret: None });
         vm.e = 0;
         vm.ybase = 0;
         vm.b0 = 0;
-        vm.cp = done.clone();
+        vm.cp = done;
         vm.cont = done;
         self.vm_goal = Some(goal);
+        // No continuation is left from an earlier query.
+        self.sweep_codes(true);
     }
 
     /// Looks for the next answer (see `Machine::solve`).
@@ -58,8 +60,11 @@ impl Machine {
                     }
                 },
             };
-            let mut code = cont.code;
-            let mut pc = cont.pc as usize;
+            // The next instruction. It stays inside its code: every code
+            // ends with an instruction that does not fall through, jumps
+            // are forward inside it, and the code is kept alive while a
+            // continuation points into it (see `Cont`).
+            let mut ip = cont;
             // Read/write mode of `Unify*`: the next argument cell.
             let mut s = 0usize;
             let mut wr = false;
@@ -68,15 +73,11 @@ impl Machine {
             macro_rules! call {
                 ($i:expr, $f:expr, $n:expr) => {{
                     if let Some(c) = self.fast_call($i, $n) {
-                        code = c;
-                        pc = 0;
+                        ip = c;
                         continue;
                     }
                     match self.vm_call($i, $f, $n) {
-                        Ok(Some(c)) => {
-                            code = c.code;
-                            pc = c.pc as usize;
-                        }
+                        Ok(Some(c)) => ip = c,
                         other => {
                             go = other;
                             continue 'outer;
@@ -87,11 +88,13 @@ impl Machine {
             // A builtin's fast path: on success skip the general call (to
             // `done`), on failure backtrack, else fall through to the call.
             macro_rules! fast {
-                ($result:expr, $done:expr) => {
+                ($result:expr, $done:expr, $at:expr) => {
                     match $result {
                         Some(true) => {
                             self.steps += 1;
-                            pc = $done as usize;
+                            // SAFETY: the compiler made `done` a forward
+                            // jump inside this code.
+                            ip = unsafe { $at.add($done as usize) };
                         }
                         Some(false) => {
                             go = Ok(None);
@@ -102,8 +105,11 @@ impl Machine {
                 };
             }
             loop {
-                let ins = &code[pc];
-                pc += 1;
+                let at = ip;
+                // SAFETY: see `ip`. The code outlives this instruction: it
+                // is only freed by `sweep_codes`, at a call.
+                let ins = unsafe { &*at.0.as_ptr() };
+                ip = unsafe { at.add(1) };
                 match *ins {
                     Instr::GetVarX(x, a) => self.vm.x[x as usize] = self.vm.x[a as usize],
                     Instr::GetVarY(y, a) => {
@@ -236,29 +242,21 @@ impl Machine {
                         let v = self.store.new_var();
                         *self.y(y) = v;
                     }
-                    Instr::Allocate(n) => {
-                        let cp = self.vm.cp.clone();
-                        self.push_frame(n, cp, false);
-                    }
+                    Instr::Allocate(n) => self.push_frame(n, self.vm.cp, false),
                     Instr::Deallocate => {
                         let env = &self.vm.envs[self.vm.e as usize];
-                        self.vm.cp = env.cp.clone();
+                        self.vm.cp = env.cp;
                         let ce = env.ce;
                         self.vm.set_e(ce);
                     }
                     Instr::Call(i, f, n) => {
-                        self.vm.cp = Cont { code: code.clone(), pc: pc as u32 };
+                        self.vm.cp = ip;
                         call!(i, f, n);
                     }
                     // A last call: the callee returns to this clause's CP.
                     Instr::Execute(i, f, n) => call!(i, f, n),
                     Instr::CallBuiltin(b, n, live) => {
-                        // Mostly the same code as the last builtin's: no
-                        // reference count to touch then.
-                        if !Rc::ptr_eq(&self.vm.cont.code, &code) {
-                            self.vm.cont.code = code.clone();
-                        }
-                        self.vm.cont.pc = pc as u32;
+                        self.vm.cont = ip;
                         self.vm.live = live;
                         match self.vm_builtin(b as usize, n as usize) {
                             Ok(true) => {
@@ -279,7 +277,7 @@ impl Machine {
                     }
                     Instr::CallMeta(n, last) => {
                         if !last {
-                            self.vm.cp = Cont { code: code.clone(), pc: pc as u32 };
+                            self.vm.cp = ip;
                         }
                         let extra: Vec<Cell> = self.vm.x[1..n as usize].to_vec();
                         go = self.vm_meta(self.vm.x[0], &extra);
@@ -287,19 +285,14 @@ impl Machine {
                     }
                     Instr::CallControl(c, last) => {
                         if !last {
-                            self.vm.cp = Cont { code: code.clone(), pc: pc as u32 };
+                            self.vm.cp = ip;
                         }
                         go = self.vm_control(c);
                         continue 'outer;
                     }
-                    Instr::Proceed => {
-                        // CP is not read again before it is set anew, so
-                        // it may keep the finished clause's code.
-                        std::mem::swap(&mut code, &mut self.vm.cp.code);
-                        pc = self.vm.cp.pc as usize;
-                    }
-                    Instr::Arith(ref a) => fast!(self.arith(a), a.done),
-                    Instr::Arg(ref a) => fast!(self.arg_fast(a), a.done),
+                    Instr::Proceed => ip = self.vm.cp,
+                    Instr::Arith(ref a) => fast!(self.arith(a), a.done, at),
+                    Instr::Arg(ref a) => fast!(self.arg_fast(a), a.done, at),
                     Instr::Cut => {
                         let b = self.vm.envs[self.vm.e as usize].b0;
                         self.cut(b as usize);
@@ -320,10 +313,12 @@ impl Machine {
                         }
                     }
                     Instr::TryElse(l) => {
-                        let cont = Cont { code: code.clone(), pc: l };
+                        // SAFETY: a forward jump inside this code.
+                        let cont = unsafe { at.add(l as usize) };
                         self.vm_push_choice(Alt::Else, cont, 0);
                     }
-                    Instr::Jump(l) => pc = l as usize,
+                    // SAFETY: a forward jump inside this code.
+                    Instr::Jump(l) => ip = unsafe { at.add(l as usize) },
                     Instr::Fail => {
                         go = Ok(None);
                         continue 'outer;
@@ -364,17 +359,16 @@ impl Machine {
                     Instr::Restore => {
                         let env = &self.vm.envs[self.vm.e as usize];
                         let (base, n) = (env.ys as usize, env.n as usize);
-                        let cont = env.cp.clone();
-                        self.vm.cp = env.ret.clone().expect("a restoring frame");
+                        let cont = env.cp;
+                        self.vm.cp = env.ret.expect("a restoring frame");
                         self.vm.b0 = env.b0;
                         let ce = env.ce;
                         self.vm.set_e(ce);
                         self.vm.x[..n].copy_from_slice(&self.vm.ys[base..base + n]);
-                        code = cont.code;
-                        pc = cont.pc as usize;
+                        ip = cont;
                     }
                     Instr::Succeed => {
-                        self.vm.cont = Cont { code: code.clone(), pc: pc as u32 - 1 };
+                        self.vm.cont = at;
                         return Ok(true);
                     }
                 }
@@ -569,8 +563,8 @@ impl Machine {
         self.vm.saved.extend_from_slice(&self.vm.x[..nregs as usize]);
         VmSave {
             e: self.vm.e,
-            cp: self.vm.cp.clone(),
-            cont: self.vm.cont.clone(),
+            cp: self.vm.cp,
+            cont: self.vm.cont,
             b0: self.vm.b0,
             regs,
             nregs,
@@ -586,7 +580,7 @@ impl Machine {
         let heap = self.store.heap.len();
         let save = VmSave {
             e: self.vm.e,
-            cp: self.vm.cp.clone(),
+            cp: self.vm.cp,
             cont,
             b0: self.vm.b0,
             regs,
@@ -619,27 +613,25 @@ impl Machine {
     /// frame that restores them when the goal exits.
     fn call_from_builtin(&mut self, goal: Cell) -> Go {
         let live = self.vm.live;
-        let cont = self.vm.cont.clone();
-        self.push_frame(live, cont, false);
-        let ret = self.vm.cp.clone();
-        self.vm.envs[self.vm.e as usize].ret = Some(ret);
+        self.push_frame(live, self.vm.cont, false);
+        self.vm.envs[self.vm.e as usize].ret = Some(self.vm.cp);
         let base = self.vm.envs[self.vm.e as usize].ys as usize;
         self.vm.ys[base..base + live as usize].copy_from_slice(&self.vm.x[..live as usize]);
-        self.vm.cp = Cont { code: self.vm.restore_code.clone(), pc: 0 };
+        self.vm.cp = Cont::start(&self.vm.restore_code);
         self.vm_meta(goal, &[])
     }
 
     /// Code of a clause (compiled on first use), ready to run.
     #[inline]
     fn enter(&mut self, clause: &ClauseCode) -> Cont {
-        Cont { code: compiled(&self.db, clause, &mut self.vm.x).clone(), pc: 0 }
+        Cont::start(compiled(&self.db, clause, &mut self.vm))
     }
 
     /// The common case of a call (CP is set), without leaving the run
     /// loop: a known predicate and no limit or garbage collection to see to
     /// (`None`: `vm_call` then does everything).
     #[inline(always)]
-    fn fast_call(&mut self, i: u32, n: u32) -> Option<Code> {
+    fn fast_call(&mut self, i: u32, n: u32) -> Option<Cont> {
         let steps = self.steps + 1;
         if i == NO_PRED
             || !self.limits_quiet(steps)
@@ -658,23 +650,23 @@ impl Machine {
     /// the others. `None`, with nothing changed, when an index or that
     /// clause's code is still to be built (`prepare_pred`).
     #[inline(always)]
-    fn enter_pred(&mut self, i: usize, n: u32) -> Option<Code> {
+    fn enter_pred(&mut self, i: usize, n: u32) -> Option<Cont> {
         let p = &self.db.preds[i];
         // One clause: its head decides.
         if p.clauses.len() == 1 {
-            let code = p.clauses[0].vm.get()?.clone();
+            let code = Cont::start(p.clauses[0].vm.get()?);
             self.vm.b0 = self.choices.len() as u32;
             return Some(code);
         }
         let cands = p.select(&self.vm.x[..n as usize], &self.store)?;
         let code = match cands.first() {
-            Some(&c) => p.clauses[c as usize].vm.get()?.clone(),
-            None => self.vm.fail_code.clone(),
+            Some(&c) => Cont::start(p.clauses[c as usize].vm.get()?),
+            None => Cont::start(&self.vm.fail_code),
         };
         self.vm.b0 = self.choices.len() as u32;
         if cands.len() > 1 {
             let (clauses, cands) = (p.clauses.clone(), cands.clone());
-            let done = Cont { code: self.vm.fail_code.clone(), pc: 0 };
+            let done = Cont::start(&self.vm.fail_code);
             self.vm_push_choice(Alt::VmClauses { clauses, cands, next: 1 }, done, n);
         }
         Some(code)
@@ -694,7 +686,7 @@ impl Machine {
                 None => return p.build_indexes(n as usize),
             }
         };
-        let _ = compiled(&self.db, &self.db.preds[i].clauses[first], &mut self.vm.x);
+        let _ = compiled(&self.db, &self.db.preds[i].clauses[first], &mut self.vm);
     }
 
     /// Calls predicate number `i` (or `f/n` by name) with its arguments in
@@ -703,6 +695,10 @@ impl Machine {
     fn vm_call(&mut self, i: u32, f: Atom, n: u32) -> Go {
         self.steps += 1;
         self.check_limits()?;
+        // Every continuation is on the stacks here (CP for the caller).
+        if self.vm.codes.len() > self.vm.sweep_at {
+            self.sweep_codes(false);
+        }
         if self.store.heap.len() > self.gc_at {
             self.vm_gc(n as usize);
         }
@@ -723,7 +719,7 @@ impl Machine {
         // At most: the first index, the others, the first clause's code.
         loop {
             if let Some(code) = self.enter_pred(i, n) {
-                return Ok(Some(Cont { code, pc: 0 }));
+                return Ok(Some(code));
             }
             self.prepare_pred(i, n);
         }
@@ -772,12 +768,12 @@ impl Machine {
                 }
                 Some(Entry::Builtin(b)) => {
                     load(self);
-                    self.vm.cont = self.vm.cp.clone();
+                    self.vm.cont = self.vm.cp;
                     self.vm.live = 0;
                     return match self.vm_builtin(b, total)? {
                         true => match self.pending.take() {
                             Some(g) => self.call_from_builtin(g),
-                            None => Ok(Some(self.vm.cp.clone())),
+                            None => Ok(Some(self.vm.cp)),
                         },
                         false => Ok(None),
                     };
@@ -788,7 +784,7 @@ impl Machine {
                         goal = self.store.heap[p];
                         extra.splice(0..0, args);
                     }
-                    Control::True | Control::Cut => return Ok(Some(self.vm.cp.clone())),
+                    Control::True | Control::Cut => return Ok(Some(self.vm.cp)),
                     Control::Fail => return Ok(None),
                     Control::Conj | Control::Disj | Control::IfThen | Control::SoftIf | Control::Not => {
                         return self.meta_clause(g);
@@ -951,12 +947,12 @@ impl Machine {
                 self.check_callable_ctx(goal, atom::FINDALL, ar)?;
                 self.check_partial_list(result, atom::FINDALL, ar)?;
                 let bag = self.bag_new();
-                let cont = self.vm.cp.clone();
-                self.vm_push_choice(Alt::Findall { bag, result, tail }, cont.clone(), 0);
+                let cont = self.vm.cp;
+                self.vm_push_choice(Alt::Findall { bag, result, tail }, cont, 0);
                 self.push_frame(2, cont, false);
                 *self.y(0) = template;
                 *self.y(1) = Cell::Int(bag as i64);
-                self.vm.cp = Cont { code: self.vm.fa_code.clone(), pc: 0 };
+                self.vm.cp = Cont::start(&self.vm.fa_code);
                 self.vm.b0 = self.choices.len() as u32;
                 self.vm_meta(goal, &[])
             }
@@ -964,24 +960,24 @@ impl Machine {
                 let (template, goal, result) = (x(self, 0), x(self, 1), x(self, 2));
                 self.check_callable_ctx(goal, atom::SAMPLE, 3)?;
                 let bag = self.bag_new();
-                let cont = self.vm.cp.clone();
-                self.vm_push_choice(Alt::Sample { bag, result }, cont.clone(), 0);
+                let cont = self.vm.cp;
+                self.vm_push_choice(Alt::Sample { bag, result }, cont, 0);
                 self.push_frame(3, cont, false);
                 *self.y(0) = template;
                 *self.y(1) = Cell::Int(bag as i64);
                 *self.y(2) = Cell::Int(0);
-                self.vm.cp = Cont { code: self.vm.sample_code.clone(), pc: 0 };
+                self.vm.cp = Cont::start(&self.vm.sample_code);
                 self.vm.b0 = self.choices.len() as u32;
                 self.vm_meta(goal, &[])
             }
             Control::Catch => {
                 let (goal, catcher, recovery) = (x(self, 0), x(self, 1), x(self, 2));
                 let h = self.choices.len();
-                let cont = self.vm.cp.clone();
-                self.vm_push_choice(Alt::Catch { catcher, recovery }, cont.clone(), 0);
+                let cont = self.vm.cp;
+                self.vm_push_choice(Alt::Catch { catcher, recovery }, cont, 0);
                 self.push_frame(1, cont, true);
                 *self.y(0) = Cell::Int(h as i64);
-                self.vm.cp = Cont { code: self.vm.catch_code.clone(), pc: 0 };
+                self.vm.cp = Cont::start(&self.vm.catch_code);
                 self.vm_meta(goal, &[])
             }
             Control::Throw => {
@@ -1020,14 +1016,14 @@ impl Machine {
             let s = &top.vm;
             self.vm.e = s.e;
             self.vm.ybase = self.vm.envs[s.e as usize].ys;
-            self.vm.cp.clone_from(&s.cp);
+            self.vm.cp = s.cp;
             self.vm.b0 = s.b0;
             let (r, n) = (s.regs as usize, s.nregs as usize);
             self.vm.x[..n].copy_from_slice(&self.vm.saved[r..r + n]);
             let idx = self.choices.len() - 1;
             // Where a resumed builtin or branch continues (not needed to
             // retry a clause, the common case).
-            let cont = |m: &Machine| m.choices[idx].vm.cont.clone();
+            let cont = |m: &Machine| m.choices[idx].vm.cont;
             match &mut self.choices[idx].alt {
                 Alt::VmClauses { clauses, cands, next } => {
                     let i = *next;
@@ -1035,12 +1031,12 @@ impl Machine {
                     if !last {
                         *next = i + 1;
                     }
-                    let code = compiled(&self.db, &clauses[cands[i] as usize], &mut self.vm.x).clone();
+                    let code = Cont::start(compiled(&self.db, &clauses[cands[i] as usize], &mut self.vm));
                     if last {
                         self.pop_choice();
                     }
                     self.vm.b0 = idx as u32;
-                    return Ok(Some(Cont { code, pc: 0 }));
+                    return Ok(Some(code));
                 }
                 Alt::Else => {
                     let c = cont(self);
@@ -1157,7 +1153,7 @@ impl Machine {
                         if active.contains(&self.choices.len()) && self.catches(&cp, catcher, &ball) =>
                     {
                         self.vm.set_e(cp.vm.e);
-                        self.vm.cp = cp.vm.cont.clone();
+                        self.vm.cp = cp.vm.cont;
                         recovered = Some(recovery);
                         break;
                     }
@@ -1302,6 +1298,38 @@ impl Machine {
         if lst { Cell::Lst(base) } else { Cell::Str(base) }
     }
 
+    /// Frees the code of clauses that are gone (retracted, abolished, or
+    /// a meta-call shape dropped from the cache: only `Vm::codes` holds
+    /// it) and that no continuation points into. With `none_live`, no
+    /// continuation is left (a query starts); else every one is in CP, the
+    /// builtin continuation, a frame or a choice point (frames above the
+    /// live ones count too: a stale pointer only keeps code a while).
+    pub(crate) fn sweep_codes(&mut self, none_live: bool) {
+        let vm = &mut self.vm;
+        let mut conts: Vec<usize> = Vec::new();
+        if !none_live {
+            conts.extend([vm.cp.addr(), vm.cont.addr()]);
+            for env in &vm.envs {
+                conts.push(env.cp.addr());
+                conts.extend(env.ret.map(Cont::addr));
+            }
+            for c in &self.choices {
+                conts.extend([c.vm.cp.addr(), c.vm.cont.addr()]);
+            }
+            conts.sort_unstable();
+        }
+        vm.codes.retain(|code| {
+            if Rc::strong_count(code) > 1 {
+                return true;
+            }
+            let start = Cont::start(code).addr();
+            let end = start + std::mem::size_of_val::<[Instr]>(code);
+            let i = conts.partition_point(|&a| a < start);
+            i < conts.len() && conts[i] < end
+        });
+        vm.sweep_at = (2 * vm.codes.len()).max(super::SWEEP_MIN);
+    }
+
     /// Garbage collection at a call with `n` argument registers live.
     fn vm_gc(&mut self, n: usize) {
         // Live frames: reachable from E and from every choice point.
@@ -1340,15 +1368,17 @@ impl Machine {
 /// The code of a clause, compiled on its first use (the registers grow to
 /// what it needs).
 #[inline(always)]
-fn compiled<'a>(db: &crate::engine::db::Db, clause: &'a ClauseCode, x: &mut Vec<Cell>) -> &'a Code {
+fn compiled<'a>(db: &crate::engine::db::Db, clause: &'a ClauseCode, vm: &mut super::Vm) -> &'a Code {
     if let Some(code) = clause.vm.get() {
         return code;
     }
     let (code, nregs) = compile(db, &clause.tmpl.cells, clause.tmpl.nvars, clause.body_start, clause.body_len);
-    if nregs as usize > x.len() {
-        x.resize(nregs as usize, Cell::Int(0));
+    if nregs as usize > vm.x.len() {
+        vm.x.resize(nregs as usize, Cell::Int(0));
     }
-    clause.vm.get_or_init(|| code.into())
+    let code = super::code(code);
+    vm.codes.push(code.clone());
+    clause.vm.get_or_init(|| code)
 }
 
 /// A binary integer operation; `None` on overflow, a zero divisor or an
@@ -1367,5 +1397,50 @@ fn binary(op: AOp, a: i64, b: i64) -> Option<i64> {
         AOp::Min => Some(a.min(b)),
         AOp::Max => Some(a.max(b)),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::Engine;
+
+    fn answers(e: &mut Engine, q: &str) -> Vec<String> {
+        e.query(q)
+            .unwrap()
+            .map(|a| a.unwrap().bindings.iter().map(|b| b.text.clone()).collect::<Vec<_>>().join(","))
+            .collect()
+    }
+
+    #[test]
+    fn code_of_retracted_clauses_is_freed_once_nothing_runs_it() {
+        let mut e = Engine::new();
+        let src = ":- dynamic(f/1).\n\
+                   churn(0) :- !.\n\
+                   churn(N) :- assertz(f(N)), f(N), retract(f(N)), N1 is N - 1, churn(N1).\n";
+        assert!(!e.load("t", src).has_errors());
+        // Each f(N) is compiled when called, then retracted.
+        assert_eq!(answers(&mut e, "churn(5000), X = done"), ["done"]);
+        let during = e.m.vm.codes.len();
+        assert!(during <= 2 * super::super::SWEEP_MIN + 16, "codes kept during the loop: {during}");
+        // A new query starts with no continuation: only live clauses' code.
+        assert_eq!(answers(&mut e, "X = 1"), ["1"]);
+        assert!(e.m.vm.codes.len() <= 4, "codes kept: {}", e.m.vm.codes.len());
+    }
+
+    #[test]
+    fn a_clause_that_retracts_itself_runs_to_its_end() {
+        let mut e = Engine::new();
+        let src = ":- dynamic(g/1).\n\
+                   g(X) :- retract((g(_) :- _)), garbage_collect, atom_length(abc, L), pad(L), X = L.\n\
+                   pad(0) :- !.\n\
+                   pad(N) :- assertz(h(N)), h(N), retract(h(N)), N1 is N - 1, pad(N1).\n\
+                   :- dynamic(h/1).\n\
+                   many(0) :- !.\n\
+                   many(N) :- assertz(h(N)), h(N), retract(h(N)), N1 is N - 1, many(N1).\n";
+        assert!(!e.load("t", src).has_errors());
+        // The sweeps during many/1 run while g/1's code is gone from the
+        // database but still running.
+        assert_eq!(answers(&mut e, "g(X), many(3000)"), ["3"]);
+        assert!(answers(&mut e, "g(_)").is_empty());
     }
 }
