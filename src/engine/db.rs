@@ -120,17 +120,38 @@ impl Index {
     /// The index of the clauses whose keys (at one argument) are `keys`.
     fn build(keys: &[Option<Key>]) -> Index {
         let all: Candidates = (0..keys.len() as u32).collect();
-        let mut few: Vec<(Key, Candidates)> = Vec::new();
-        for k in keys.iter().filter_map(|&k| k) {
-            if few.iter().any(|(x, _)| *x == k) {
-                continue;
+        let var_only: Vec<u32> = keys.iter().enumerate().filter(|(_, c)| c.is_none()).map(|(i, _)| i as u32).collect();
+        // The clauses of each key, keys in order of first appearance
+        // (linear in the clauses: a table of facts is indexed at once).
+        let mut order: Vec<Key> = Vec::new();
+        let mut by_key: FastMap<Key, Vec<u32>> = FastMap::default();
+        for (i, k) in keys.iter().enumerate() {
+            if let Some(k) = *k {
+                by_key
+                    .entry(k)
+                    .or_insert_with(|| {
+                        order.push(k);
+                        Vec::new()
+                    })
+                    .push(i as u32);
             }
-            let list: Candidates =
-                keys.iter().enumerate().filter(|(_, c)| c.is_none() || **c == Some(k)).map(|(i, _)| i as u32).collect();
-            few.push((k, list));
         }
-        let var_only: Candidates =
-            keys.iter().enumerate().filter(|(_, c)| c.is_none()).map(|(i, _)| i as u32).collect();
+        // A key's candidates: its clauses and those with a variable there,
+        // in clause order.
+        let mut few: Vec<(Key, Candidates)> = order
+            .iter()
+            .map(|k| {
+                let own = &by_key[k];
+                let mut list = Vec::with_capacity(own.len() + var_only.len());
+                let (mut a, mut b) = (own.iter().peekable(), var_only.iter().peekable());
+                while let (Some(&&x), Some(&&y)) = (a.peek(), b.peek()) {
+                    list.push(if x < y { a.next() } else { b.next() }.copied().expect("peeked"));
+                }
+                list.extend(a.chain(b));
+                (*k, list.into())
+            })
+            .collect();
+        let var_only: Candidates = var_only.into();
         let find = |k: Key| few.iter().find(|(x, _)| *x == k).map_or_else(|| var_only.clone(), |(_, c)| c.clone());
         let (nil, lst) = (find(Key::Atom(super::atoms::atom::NIL)), find(Key::Lst));
         let many = if few.len() > 8 { few.drain(..).collect() } else { FastMap::default() };
@@ -407,5 +428,27 @@ impl Db {
     /// Every name/arity with its entry.
     pub fn iter(&self) -> impl Iterator<Item = (&(Atom, u32), &Entry)> {
         self.entries.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index_keeps_clause_order_with_variable_clauses_merged_in() {
+        let [a, b, c] = [10, 11, 12].map(Key::Int);
+        let keys: Vec<Option<Key>> = vec![Some(a), None, Some(b), Some(a), None, Some(Key::Lst)];
+        let index = Index::build(&keys);
+        assert_eq!(index.select(Some(a))[..], [0, 1, 3, 4]);
+        assert_eq!(index.select(Some(b))[..], [1, 2, 4]);
+        assert_eq!(index.select(Some(c))[..], [1, 4]);
+        assert_eq!(index.select(Some(Key::Lst))[..], [1, 4, 5]);
+        assert_eq!(index.select(None)[..], [0, 1, 2, 3, 4, 5]);
+        // Many keys are hashed; the lists stay the same.
+        let keys: Vec<Option<Key>> = (0..40).map(|i| if i % 10 == 9 { None } else { Some(Key::Int(i % 20)) }).collect();
+        let index = Index::build(&keys);
+        assert!(!index.many.is_empty());
+        assert_eq!(index.select(Some(Key::Int(3)))[..], [3, 9, 19, 23, 29, 39]);
     }
 }

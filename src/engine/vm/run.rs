@@ -573,6 +573,7 @@ impl Machine {
     }
 
     /// Pushes a choice point resuming at `cont`, saving `nregs` registers.
+    #[inline(always)]
     fn vm_push_choice(&mut self, alt: Alt, cont: Cont, nregs: u32) {
         let regs = self.choices.last().map_or(0, |c| c.vm.regs + c.vm.nregs);
         self.vm.saved.truncate(regs as usize);
