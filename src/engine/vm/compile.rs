@@ -4,7 +4,7 @@
 //! is the head and whose cells from 3 on are the body goals (control
 //! constructs keep their goal arguments; a variable goal is `call(X)`).
 
-use super::{AOp, ASTACK, ArgDst, ArgFast, Arith, ArithOp, Expr, FIRST, Instr, NO_PRED, PERM, Tm, VOID};
+use super::{AOp, ASTACK, ArgDst, ArgFast, Arith, ArithOp, Expr, FIRST, Instr, NO_PRED, PERM, Tm, UArg, VOID};
 use crate::engine::atoms::{Atom, atom};
 use crate::engine::db::{Db, Entry};
 use crate::engine::machine::Control;
@@ -432,6 +432,13 @@ impl Cg<'_> {
     /// arguments.
     fn compound_arg(&mut self, c: usize, a: u32, put: bool) {
         let (from, n) = match self.cells[c] {
+            // A list cell of variables (or `[]` as its tail): one
+            // instruction for the three.
+            Cell::Lst(p) if self.is_uarg(p) && self.is_uarg(p + 1) => {
+                let (u, v) = (self.uarg(p), self.uarg(p + 1));
+                self.emit(if put { Instr::PutList2(a, u, v) } else { Instr::GetList2(a, u, v) });
+                return;
+            }
             Cell::Lst(p) => {
                 self.emit(if put { Instr::PutList(a) } else { Instr::GetList(a) });
                 (p, 2)
@@ -444,6 +451,28 @@ impl Cg<'_> {
             _ => unreachable!("a compound argument"),
         };
         self.unify_args(from, n);
+    }
+
+    /// Whether cell `c` of a list cell can be a `UArg`.
+    fn is_uarg(&self, c: usize) -> bool {
+        matches!(self.cells[c], Cell::Ref(_) | Cell::Atom(atom::NIL))
+    }
+
+    /// Cell `c` of a list cell as a `UArg` (`is_uarg`).
+    fn uarg(&mut self, c: usize) -> UArg {
+        match self.cells[c] {
+            Cell::Ref(k) => {
+                let first = self.first(k);
+                match (self.loc[k], first) {
+                    (Loc::Void, _) => UArg::Void,
+                    (Loc::X(r), true) => UArg::VarX(r),
+                    (Loc::X(r), false) => UArg::ValX(r),
+                    (Loc::Y(s), true) => UArg::VarY(s),
+                    (Loc::Y(s), false) => UArg::ValY(s),
+                }
+            }
+            _ => UArg::Nil,
+        }
     }
 
     /// The arguments of a list cell or structure (at `from`, `n` cells) as
@@ -795,7 +824,7 @@ mod tests {
         // T goes straight to X0 and R to X2: no moves before the call.
         let c = code_of("app([H|T], L, [H|R]) :- app(T, L, R).", "app", 3);
         let (moves, call) = c.split_once(", Execute(").unwrap();
-        assert_eq!(moves, "[GetList(0), UnifyVarX(3), UnifyVarX(0), GetList(2), UnifyValX(3), UnifyVarX(2)");
+        assert_eq!(moves, "[GetList2(0, VarX(3), VarX(0)), GetList2(2, ValX(3), VarX(2))");
         assert!(call.ends_with(", 3)]"), "{c}");
         // A fact compares its arguments in place.
         let c = code_of("same(X, X).", "same", 2);
@@ -803,6 +832,16 @@ mod tests {
         // Crossing arguments: one of the two must move out of the way.
         let c = code_of("swap(X, Y) :- q(Y, X).\nq(_, _).", "swap", 2);
         assert_eq!(c.matches("Get").count() + c.matches("Put").count(), 3, "{c}");
+    }
+
+    #[test]
+    fn list_cells_of_variables_and_nil_are_one_instruction() {
+        let c = code_of("p([X], [Y|_], [a|T], T) :- q([X|Y]).\nq(_).", "p", 4);
+        assert!(
+            c.starts_with("[GetList2(0, VarX(4), Nil), GetList2(1, VarX(5), Void), GetList(2), UnifyConst("),
+            "{c}"
+        );
+        assert!(c.contains("PutList2(0, ValX(4), ValX(5))"), "{c}");
     }
 
     #[test]

@@ -107,6 +107,19 @@ pub struct ArgFast {
     pub done: u32,
 }
 
+/// An argument of a list cell in `GetList2`/`PutList2`: what the
+/// `Unify*` instruction it stands for does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum UArg {
+    VarX(u32),
+    ValX(u32),
+    VarY(u32),
+    ValY(u32),
+    Void,
+    /// `[]`.
+    Nil,
+}
+
 /// Bits of a variable cell in a `Tm`.
 pub const FIRST: usize = 1 << 40;
 pub const PERM: usize = 1 << 41;
@@ -134,6 +147,10 @@ pub enum Instr {
     GetStruct(Atom, u32, u32),
     PutList(u32),
     PutStruct(Atom, u32, u32),
+    /// `GetList` or `PutList` with its two `Unify*` instructions, for the
+    /// commonest list cells (`[H|T]`, `[X]`).
+    GetList2(u32, UArg, UArg),
+    PutList2(u32, UArg, UArg),
     UnifyVarX(u32),
     UnifyVarY(u32),
     UnifyValX(u32),

@@ -4,7 +4,7 @@
 use super::compile::compile;
 use super::{
     AOp, ArgDst, ArgFast, Arith, ArithOp, Code, Cont, Env, Expr, FIRST, INDEX, Instr, META_CACHE_MAX, NO_PRED, PERM,
-    Shape, Tm, VOID, VmSave,
+    Shape, Tm, UArg, VOID, VmSave,
 };
 use crate::engine::atoms::{Atom, atom};
 use crate::engine::db::{ClauseCode, Entry};
@@ -166,6 +166,23 @@ impl Machine {
                             continue 'outer;
                         }
                     },
+                    Instr::GetList2(a, u, v) => match self.store.deref(self.vm.x[a as usize]) {
+                        Cell::Lst(p) => {
+                            if !self.uarg_read(u, p) || !self.uarg_read(v, p + 1) {
+                                go = Ok(None);
+                                continue 'outer;
+                            }
+                        }
+                        Cell::Ref(r) => {
+                            let t = self.new_list2(u, v);
+                            self.store.bind(r, t);
+                        }
+                        _ => {
+                            go = Ok(None);
+                            continue 'outer;
+                        }
+                    },
+                    Instr::PutList2(a, u, v) => self.vm.x[a as usize] = self.new_list2(u, v),
                     Instr::PutList(a) => {
                         let (t, first) = self.new_compound(None);
                         self.vm.x[a as usize] = t;
@@ -505,6 +522,54 @@ impl Machine {
                 heap.resize(h + 1 + n as usize, Cell::Int(0));
                 (Cell::Str(h), h + 1)
             }
+        }
+    }
+
+    /// A `UArg` in read mode on heap cell `s`: false when it does not
+    /// unify.
+    #[inline(always)]
+    fn uarg_read(&mut self, u: UArg, s: usize) -> bool {
+        let c = self.store.heap[s];
+        match u {
+            UArg::VarX(x) => self.vm.x[x as usize] = c,
+            UArg::ValX(x) => return self.store.unify(self.vm.x[x as usize], c),
+            UArg::VarY(y) => *self.y(y) = c,
+            UArg::ValY(y) => {
+                let v = *self.y(y);
+                return self.store.unify(v, c);
+            }
+            UArg::Void => {}
+            UArg::Nil => return self.store.unify_const(c, Cell::Atom(atom::NIL)),
+        }
+        true
+    }
+
+    /// A new list cell whose two cells the `UArg`s fill (write mode).
+    #[inline(always)]
+    fn new_list2(&mut self, u: UArg, v: UArg) -> Cell {
+        let h = self.store.heap.len();
+        let a = self.uarg_new(u, h);
+        let b = self.uarg_new(v, h + 1);
+        self.store.heap.extend_from_slice(&[a, b]);
+        Cell::Lst(h)
+    }
+
+    /// What a `UArg` puts in new heap cell `s` (write mode).
+    #[inline(always)]
+    fn uarg_new(&mut self, u: UArg, s: usize) -> Cell {
+        match u {
+            UArg::VarX(x) => {
+                self.vm.x[x as usize] = Cell::Ref(s);
+                Cell::Ref(s)
+            }
+            UArg::ValX(x) => self.vm.x[x as usize],
+            UArg::VarY(y) => {
+                *self.y(y) = Cell::Ref(s);
+                Cell::Ref(s)
+            }
+            UArg::ValY(y) => *self.y(y),
+            UArg::Void => Cell::Ref(s),
+            UArg::Nil => Cell::Atom(atom::NIL),
         }
     }
 
