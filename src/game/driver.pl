@@ -25,23 +25,26 @@
 % until the game is over (End = over(Result)) or Max plies are played
 % (End = cut); Last is the position reached.
 '$playout'(S, P0, Max, P, E, Last) :-
+    (   current_predicate(move/2) -> How = listed ; How = built ),
+    '$playout'(How, S, P0, Max, P, E, Last).
+
+'$playout'(How, S, P0, Max, P, E, Last) :-
     (   game_over(S, R0)
     ->  P = P0, E = over(R0), Last = S
     ;   P0 >= Max
     ->  P = P0, E = cut, Last = S
-    ;   '$random_move'(S, S2)
+    ;   '$random_move'(How, S, S2)
     ->  P1 is P0 + 1,
-        '$playout'(S2, P1, Max, P, E, Last)
+        '$playout'(How, S2, P1, Max, P, E, Last)
     ;   throw(error(no_legal_move(S), '$playout'/6))
     ).
 
-% '$random_move'(+State, -Next): the state after a move drawn uniformly.
-% With move/2, only the chosen move's successor is built.
-'$random_move'(S, S2) :-
-    current_predicate(move/2),
-    !,
+% '$random_move'(+How, +State, -Next): the state after a move drawn
+% uniformly. A game that lists its moves (the optional move/2, How =
+% listed) has only the chosen move's successor built.
+'$random_move'(listed, S, S2) :-
     '$sample'(M, move(S, M), M1),
     move(S, M1, S2),
     !.
-'$random_move'(S, S2) :-
+'$random_move'(built, S, S2) :-
     '$sample'(S1, move(S, _, S1), S2).
