@@ -113,6 +113,8 @@ pub struct Machine {
     pub(crate) pending: Option<Cell>,
     /// Scratch stack of template unification.
     pub(crate) hwork: Vec<(usize, Cell)>,
+    /// The buffer of `sort/2,4` and `msort/2` (kept between calls).
+    pub(crate) sort_work: Vec<(Cell, Cell)>,
     pub bags: Vec<Vec<Tmpl>>,
     /// Cells held in `bags`, with each solution's allocation counted as
     /// `BAG_ENTRY` cells more.
@@ -152,6 +154,7 @@ impl Machine {
             choices: Vec::new(),
             pending: None,
             hwork: Vec::new(),
+            sort_work: Vec::new(),
             bags: Vec::new(),
             bag_cells: 0,
             steps: 0,

@@ -350,10 +350,43 @@ impl Store {
 
     fn unify_terms(&mut self, a: Cell, b: Cell) -> bool {
         let base = self.pairs.len();
-        self.pairs.push((a, b));
-        let ok = self.unify_loop(base);
+        // Two structures (the commonest case) are taken apart here: when
+        // their arguments are variables and constants, no pair waits.
+        let ok = match (a, b) {
+            (Cell::Str(p), Cell::Str(q)) => self.unify_structs(p, q) && self.unify_loop(base),
+            _ => {
+                self.pairs.push((a, b));
+                self.unify_loop(base)
+            }
+        };
         self.pairs.truncate(base);
         ok
+    }
+
+    /// Unifies the structures at `p` and `q`: their functors, then the
+    /// arguments first to last, variables and atoms or integers in place;
+    /// compound (or other) pairs are left on `pairs`, the last on top, so a
+    /// chain through last arguments takes no stack.
+    #[inline(always)]
+    fn unify_structs(&mut self, p: usize, q: usize) -> bool {
+        if p == q {
+            return true;
+        }
+        let (Cell::Fun(f, n), Cell::Fun(g, m)) = (self.heap[p], self.heap[q]) else {
+            return false;
+        };
+        if f != g || n != m {
+            return false;
+        }
+        for i in 1..=n as usize {
+            let (x, y) = (self.deref(self.heap[p + i]), self.deref(self.heap[q + i]));
+            match self.unify_flat(x, y) {
+                Some(true) => {}
+                Some(false) => return false,
+                None => self.pairs.push((x, y)),
+            }
+        }
+        true
     }
 
     fn unify_loop(&mut self, base: usize) -> bool {
@@ -384,26 +417,8 @@ impl Store {
                     }
                 }
                 (Cell::Str(p), Cell::Str(q)) => {
-                    if p != q {
-                        let (Cell::Fun(f, n), Cell::Fun(g, m)) = (self.heap[p], self.heap[q]) else {
-                            return false;
-                        };
-                        if f != g || n != m {
-                            return false;
-                        }
-                        // Variables and atoms or integers are unified in
-                        // place, first to last (a clash in a key first
-                        // argument is found at once); only compound (or
-                        // other) pairs wait on the stack, the last on top,
-                        // so a chain through last arguments takes no stack.
-                        for i in 1..=n as usize {
-                            let (x, y) = (self.deref(self.heap[p + i]), self.deref(self.heap[q + i]));
-                            match self.unify_flat(x, y) {
-                                Some(true) => {}
-                                Some(false) => return false,
-                                None => self.pairs.push((x, y)),
-                            }
-                        }
+                    if !self.unify_structs(p, q) {
+                        return false;
                     }
                 }
                 _ => return false,

@@ -681,7 +681,13 @@ impl Machine {
                 n
             };
             for i in 0..n - 1 {
-                let o = self.compare_small(self.store.arg(dx, i), self.store.arg(dy, i), depth + 1)?;
+                let (a, b) = (self.store.arg(dx, i), self.store.arg(dy, i));
+                // Integer and atom arguments (the commonest) without a call.
+                let o = match (a, b) {
+                    (Cell::Int(i), Cell::Int(j)) => i.cmp(&j),
+                    (Cell::Atom(a), Cell::Atom(b)) if a == b => Ordering::Equal,
+                    _ => self.compare_small(a, b, depth + 1)?,
+                };
                 if o != Ordering::Equal {
                     return Some(o);
                 }
@@ -785,24 +791,55 @@ impl Machine {
 
     /// Sorts a list: by whole terms (`key` 0) or by argument `key`.
     pub(super) fn sort_list(&mut self, list: Cell, out: Cell, key: usize, ord: SortOrd) -> Res {
-        let items = self.list_vec(list)?;
-        let keyed: Vec<(Cell, Cell)> = if key == 0 {
-            items.iter().map(|&c| (c, c)).collect()
-        } else {
-            let mut v = Vec::with_capacity(items.len());
-            for &c in &items {
-                let d = self.store.deref(c);
+        // (key, element) pairs in a buffer kept between calls: game code
+        // sorts many short lists, where allocating would cost more than
+        // comparing.
+        let mut keyed = std::mem::take(&mut self.sort_work);
+        keyed.clear();
+        let r = self.sort_into(list, key, ord, &mut keyed);
+        let result = r.map(|()| {
+            let mut l = Cell::Atom(atom::NIL);
+            if !keyed.is_empty() {
+                let p = self.store.heap.len();
+                let n = keyed.len();
+                for (i, &(_, c)) in keyed.iter().enumerate() {
+                    let next = if i + 1 < n { Cell::Lst(p + 2 * (i + 1)) } else { Cell::Atom(atom::NIL) };
+                    self.store.heap.extend_from_slice(&[c, next]);
+                }
+                l = Cell::Lst(p);
+            }
+            self.store.unify(out, l)
+        });
+        self.sort_work = keyed;
+        result
+    }
+
+    /// The elements of `list` with their keys (argument `key`, or the
+    /// element when 0), sorted in `keyed` as `ord` says.
+    fn sort_into(&mut self, list: Cell, key: usize, ord: SortOrd, keyed: &mut Vec<(Cell, Cell)>) -> Result<(), Exc> {
+        let mut l = self.store.deref(list);
+        while let Cell::Lst(p) = l {
+            let c = self.store.heap[p];
+            keyed.push((c, c));
+            l = self.store.deref(self.store.heap[p + 1]);
+        }
+        match l {
+            Cell::Atom(atom::NIL) => {}
+            Cell::Ref(_) => return Err(self.inst_error()),
+            _ => return Err(self.type_error(atom::LIST, list)),
+        }
+        if key > 0 {
+            for pair in keyed.iter_mut() {
+                let d = self.store.deref(pair.1);
                 match d {
                     Cell::Str(_) | Cell::Lst(_) if self.store.functor(d).expect("compound").1 >= key => {
-                        v.push((self.store.arg(d, key - 1), c))
+                        pair.0 = self.store.arg(d, key - 1)
                     }
                     Cell::Ref(_) => return Err(self.inst_error()),
                     _ => return Err(self.type_error(atom::COMPOUND, d)),
                 }
             }
-            v
-        };
-        let mut keyed = keyed;
+        }
         let desc = matches!(ord, SortOrd::Gt | SortOrd::Ge);
         keyed.sort_by(|x, y| {
             let o = self.compare_terms(x.0, y.0);
@@ -811,8 +848,6 @@ impl Machine {
         if matches!(ord, SortOrd::Lt | SortOrd::Gt) {
             keyed.dedup_by(|x, y| self.compare_terms(x.0, y.0) == Ordering::Equal);
         }
-        let cells: Vec<Cell> = keyed.into_iter().map(|(_, c)| c).collect();
-        let l = self.store.new_list(&cells);
-        Ok(self.store.unify(out, l))
+        Ok(())
     }
 }
