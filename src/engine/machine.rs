@@ -37,9 +37,9 @@ pub enum Alt {
     /// A `catch/3` frame: only unwound into by exceptions.
     Catch { catcher: Cell, recovery: Cell },
     /// The end of a `findall/3`: collect the bag and continue.
-    Findall { bag: usize, result: Cell, tail: Cell },
+    Findall { bag: u32, result: Cell, tail: Cell },
     /// The end of a `'$sample'/3`: the bag holds the solution kept.
-    Sample { bag: usize, result: Cell },
+    Sample { bag: u32, result: Cell },
     /// The rest of a proper list for `member/2`.
     Member { x: Cell, rest: Cell },
     /// Successive integers for `between/3`.
@@ -47,13 +47,24 @@ pub enum Alt {
     /// Alternative sets of unifications (for nondeterministic builtins).
     Unify { alts: Rc<Vec<Vec<(Cell, Cell)>>>, next: usize },
     /// Clauses for `clause/2` and `retract/1`.
-    ClauseIter { head: Cell, body: Cell, clauses: Rc<Vec<Rc<ClauseCode>>>, next: usize, retract: Option<(Atom, u32)> },
+    ClauseIter(Box<ClauseIter>),
     /// Removed by a soft cut: skipped when backtracking.
     Dead,
     /// Register machine: the remaining candidate clauses of a call.
     VmClauses { clauses: Rc<Vec<Rc<ClauseCode>>>, cands: Candidates, next: usize },
     /// Register machine: the other branch of a disjunction in a clause.
     Else,
+}
+
+/// Where `clause/2` or `retract/1` resumes (boxed: rare, and the largest
+/// alternative, so every other choice point stays small).
+#[derive(Debug)]
+pub struct ClauseIter {
+    pub head: Cell,
+    pub body: Cell,
+    pub clauses: Rc<Vec<Rc<ClauseCode>>>,
+    pub next: usize,
+    pub retract: Option<(Atom, u32)>,
 }
 
 /// A choice point.
@@ -388,7 +399,7 @@ impl Machine {
         if self.choices.len() > h {
             for c in &self.choices[h..] {
                 if let Alt::Findall { bag, .. } | Alt::Sample { bag, .. } = c.alt {
-                    self.bags_truncate(bag);
+                    self.bags_truncate(bag as usize);
                     break;
                 }
             }

@@ -3,7 +3,7 @@
 
 use super::super::atoms::{Atom, atom};
 use super::super::compile::{ClauseError, compile_clause};
-use super::super::machine::{Alt, Exc, Machine, Res};
+use super::super::machine::{Alt, ClauseIter, Exc, Machine, Res};
 use super::super::term::Cell;
 
 pub(super) fn bi_retract(m: &mut Machine, a: &[Cell]) -> Res {
@@ -110,10 +110,10 @@ pub(super) fn bi_getval(m: &mut Machine, a: &[Cell]) -> Res {
 pub fn resume_clause_iter(m: &mut Machine) -> Res {
     loop {
         let top = m.choices.len() - 1;
-        let Alt::ClauseIter { head, body, clauses, next, retract } = &m.choices[top].alt else {
+        let Alt::ClauseIter(it) = &m.choices[top].alt else {
             unreachable!("resume_clause_iter with another choice point on top")
         };
-        let (head, body, clauses, i, retract) = (*head, *body, clauses.clone(), *next, *retract);
+        let (head, body, clauses, i, retract) = (it.head, it.body, it.clauses.clone(), it.next, it.retract);
         if i >= clauses.len() {
             m.choices.pop();
             m.store.hb = m.choices.last().map_or(0, |c| c.heap);
@@ -122,8 +122,8 @@ pub fn resume_clause_iter(m: &mut Machine) -> Res {
         if i + 1 >= clauses.len() {
             m.choices.pop();
             m.store.hb = m.choices.last().map_or(0, |c| c.heap);
-        } else if let Alt::ClauseIter { next, .. } = &mut m.choices[top].alt {
-            *next = i + 1;
+        } else if let Alt::ClauseIter(it) = &mut m.choices[top].alt {
+            it.next = i + 1;
         }
         let c = &clauses[i];
         let t = m.store.copy_in(&c.tmpl, &mut Vec::new());
@@ -291,7 +291,7 @@ impl Machine {
             return Ok(false);
         }
         let key = if retract { Some((f, n as u32)) } else { None };
-        self.push_alt(Alt::ClauseIter { head, body, clauses, next: 0, retract: key });
+        self.push_alt(Alt::ClauseIter(Box::new(ClauseIter { head, body, clauses, next: 0, retract: key })));
         resume_clause_iter(self)
     }
 }

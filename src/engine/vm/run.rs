@@ -1014,7 +1014,7 @@ impl Machine {
                 self.check_partial_list(result, atom::FINDALL, ar)?;
                 let bag = self.bag_new();
                 let cont = self.vm.cp;
-                self.vm_push_choice(Alt::Findall { bag, result, tail }, cont, 0);
+                self.vm_push_choice(Alt::Findall { bag: bag as u32, result, tail }, cont, 0);
                 self.push_frame(2, cont, false);
                 *self.y(0) = template;
                 *self.y(1) = Cell::Int(bag as i64);
@@ -1027,7 +1027,7 @@ impl Machine {
                 self.check_callable_ctx(goal, atom::SAMPLE, 3)?;
                 let bag = self.bag_new();
                 let cont = self.vm.cp;
-                self.vm_push_choice(Alt::Sample { bag, result }, cont, 0);
+                self.vm_push_choice(Alt::Sample { bag: bag as u32, result }, cont, 0);
                 self.push_frame(3, cont, false);
                 *self.y(0) = template;
                 *self.y(1) = Cell::Int(bag as i64);
@@ -1114,7 +1114,7 @@ impl Machine {
                     let (bag, result, tail) = (*bag, *result, *tail);
                     let c = cont(self);
                     self.pop_choice();
-                    let list = self.bag_list(bag, tail)?;
+                    let list = self.bag_list(bag as usize, tail)?;
                     if self.store.unify(list, result) {
                         return Ok(Some(c));
                     }
@@ -1123,7 +1123,7 @@ impl Machine {
                     let (bag, result) = (*bag, *result);
                     let c = cont(self);
                     self.pop_choice();
-                    let kept = self.bag_take(bag);
+                    let kept = self.bag_take(bag as usize);
                     if let Some(t) = kept.first() {
                         let v = self.store.copy_in(t, &mut Vec::new());
                         if self.store.unify(v, result) {
@@ -1179,7 +1179,7 @@ impl Machine {
                         return Ok(Some(c));
                     }
                 }
-                Alt::ClauseIter { .. } => {
+                Alt::ClauseIter(_) => {
                     let c = cont(self);
                     if crate::engine::builtins::resume_clause_iter(self)? {
                         return Ok(Some(c));
@@ -1214,7 +1214,7 @@ impl Machine {
             while let Some(cp) = self.choices.pop() {
                 self.store.hb = self.choices.last().map_or(0, |c| c.heap);
                 match cp.alt {
-                    Alt::Findall { bag, .. } | Alt::Sample { bag, .. } => self.bags_truncate(bag),
+                    Alt::Findall { bag, .. } | Alt::Sample { bag, .. } => self.bags_truncate(bag as usize),
                     Alt::Catch { catcher, recovery }
                         if active.contains(&self.choices.len()) && self.catches(&cp, catcher, &ball) =>
                     {
