@@ -59,6 +59,12 @@ fn running(server: Server, addr: SocketAddr) -> Running {
 /// One HTTP/1.1 exchange on a fresh connection: the status and the body
 /// (read to its `Content-Length`, its last chunk, or the connection's end).
 pub fn http(addr: SocketAddr, method: &str, path: &str, body: &[u8]) -> (u16, String) {
+    try_http(addr, method, path, body).unwrap_or_else(|text| panic!("no HTTP reply: {text:?}"))
+}
+
+/// `http`, or what came back when it was not an HTTP reply (a connection
+/// closed at once, say).
+pub fn try_http(addr: SocketAddr, method: &str, path: &str, body: &[u8]) -> Result<(u16, String), String> {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
     let head = format!(
@@ -91,12 +97,16 @@ pub fn http(addr: SocketAddr, method: &str, path: &str, body: &[u8]) -> (u16, St
         }
     }
     let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no HTTP reply: {text:?}"));
-    let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap();
+    let Some((head, body)) = text.split_once("\r\n\r\n") else {
+        return Err(text);
+    };
+    let Some(status) = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()) else {
+        return Err(text);
+    };
     // Bodies of unknown length come chunked.
     let body =
         if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { unchunk(body) } else { body.into() };
-    (status, body)
+    Ok((status, body))
 }
 
 pub fn unchunk(mut s: &str) -> String {
@@ -148,24 +158,51 @@ impl Browser {
             eprintln!("chromedriver not installed: browser test skipped (CI=true makes this a failure)");
             return None;
         }
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let driver = std::process::Command::new("chromedriver")
-            .arg(format!("--port={port}"))
-            .stdout(std::process::Stdio::null())
+        // chromedriver picks a free port itself and says which (a port
+        // picked here and freed could be taken by another test first).
+        let mut driver = std::process::Command::new("chromedriver")
+            .arg("--port=0")
+            .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("start chromedriver");
+        let out = driver.stdout.take().expect("chromedriver's output");
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Its output is read to the end, so that it never blocks writing.
+        std::thread::spawn(move || {
+            for line in std::io::BufRead::lines(std::io::BufReader::new(out)).map_while(Result::ok) {
+                if let Some(p) = line.split("started successfully on port ").nth(1) {
+                    let _ = tx.send(p.trim_end_matches('.').parse::<u16>().ok());
+                }
+            }
+        });
+        let port = rx
+            .recv_timeout(Duration::from_secs(30))
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| panic!("chromedriver did not say its port within 30 s"));
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let mut b = Browser { driver, addr, session: String::new() };
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(addr).is_err() {
-            assert!(std::time::Instant::now() < deadline, "chromedriver did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
         let args =
             ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,900"];
         let caps = json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": {"args": args}}}});
-        let v = b.call("POST", "/session", caps);
+        // A loaded machine sometimes sees the first connection closed with
+        // no reply: the session is asked for again, a few times.
+        let mut tries = 0;
+        let (status, text) = loop {
+            match try_http(addr, "POST", "/session", caps.to_string().as_bytes()) {
+                Ok(reply) => break reply,
+                Err(text) if tries < 5 => {
+                    eprintln!("WebDriver: no reply to a new session ({text:?}), asking again");
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(500));
+                }
+                Err(text) => panic!("WebDriver: no reply to a new session after {tries} tries: {text:?}"),
+            }
+        };
+        let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("WebDriver /session: {e}: {text}"));
+        assert_eq!(status, 200, "WebDriver POST /session: {v}");
+        let v = if v.get("sessionId").is_some() { v } else { v["value"].clone() };
         b.session = v["sessionId"].as_str().unwrap_or_else(|| panic!("no WebDriver session: {v}")).to_string();
         Some(b)
     }
