@@ -106,9 +106,41 @@ impl Default for Limits {
     }
 }
 
-/// What one solution in a findall bag costs beyond its cells (its
-/// allocation and its place in the bag), in cells.
-const BAG_ENTRY: usize = 5;
+/// What one solution's entry in a findall bag costs, in cells.
+const BAG_ENTRY: usize = 1;
+
+/// The solutions a `findall/3` (or a sample) collects: templates (as
+/// `Store::copy_out` lays them out) end to end in one buffer, so adding a
+/// solution allocates nothing once the buffers have grown.
+#[derive(Default)]
+pub struct Bag {
+    cells: Vec<Cell>,
+    /// Each solution: where its cells end, and its number of variables.
+    items: Vec<(usize, usize)>,
+}
+
+impl Bag {
+    /// The cells `bag_cells` counts for this bag: what its buffers hold
+    /// room for (a buffer grows by doubling, so up to twice what it
+    /// uses).
+    fn size(&self) -> usize {
+        self.cells.capacity() + self.items.capacity() * BAG_ENTRY
+    }
+
+    /// Each solution's cells and number of variables, in order.
+    fn solutions(&self) -> impl Iterator<Item = (&[Cell], usize)> {
+        let mut start = 0;
+        self.items.iter().map(move |&(end, nvars)| {
+            let cells = &self.cells[start..end];
+            start = end;
+            (cells, nvars)
+        })
+    }
+}
+
+/// Emptied bags kept for reuse (each below `BAG_KEEP` cells).
+const BAG_POOL: usize = 8;
+const BAG_KEEP: usize = 1 << 16;
 
 /// A deterministic builtin: reads its arguments, may bind them.
 pub type BuiltinFn = fn(&mut Machine, &[Cell]) -> Res;
@@ -126,8 +158,12 @@ pub struct Machine {
     pub(crate) hwork: Vec<(usize, Cell)>,
     /// The buffer of `sort/2,4` and `msort/2` (kept between calls).
     pub(crate) sort_work: Vec<(Cell, Cell)>,
-    pub bags: Vec<Vec<Tmpl>>,
-    /// Cells held in `bags`, with each solution's allocation counted as
+    pub bags: Vec<Bag>,
+    /// Emptied bags whose buffers the next ones reuse.
+    bag_pool: Vec<Bag>,
+    /// The variables of a solution being added (kept between calls).
+    bag_vars: Vec<usize>,
+    /// Cells held in `bags`, with each solution's entry counted as
     /// `BAG_ENTRY` cells more.
     pub bag_cells: usize,
     pub steps: u64,
@@ -139,8 +175,12 @@ pub struct Machine {
     pub rng: ChaCha8Rng,
     /// The builtin being run, for error contexts.
     pub context: (Atom, u32),
-    /// Heap size that triggers the next garbage collection.
+    /// Heap size that triggers the next garbage collection (set with
+    /// `set_gc_at`).
     pub gc_at: usize,
+    /// The smaller of `gc_at` and the memory limit in heap cells: a call
+    /// that finds the heap above it takes the slow path.
+    pub heap_at: usize,
     /// Variables the host holds (query variables): GC roots.
     pub roots: Vec<Cell>,
     /// Statistics.
@@ -167,6 +207,8 @@ impl Machine {
             hwork: Vec::new(),
             sort_work: Vec::new(),
             bags: Vec::new(),
+            bag_pool: Vec::new(),
+            bag_vars: Vec::new(),
             bag_cells: 0,
             steps: 0,
             limits: Limits::default(),
@@ -176,6 +218,7 @@ impl Machine {
             rng: ChaCha8Rng::seed_from_u64(0),
             context: (atom::TRUE, 0),
             gc_at: 1 << 22,
+            heap_at: 1 << 22,
             roots: Vec::new(),
             gc_runs: 0,
             globals: std::collections::HashMap::new(),
@@ -322,54 +365,93 @@ impl Machine {
 
     /// A new findall bag.
     pub(crate) fn bag_new(&mut self) -> usize {
-        self.bags.push(Vec::new());
+        let bag = self.bag_pool.pop().unwrap_or_default();
+        self.bag_cells += bag.size();
+        self.bags.push(bag);
         self.bags.len() - 1
     }
 
-    /// Adds a solution to a bag, within the memory limit.
-    pub(crate) fn bag_add(&mut self, bag: usize, t: Tmpl) -> Result<(), Exc> {
-        self.bag_cells += t.cells.len() + BAG_ENTRY;
-        self.bags[bag].push(t);
+    /// Adds a copy of term `t` to a bag as a solution, within the memory
+    /// limit.
+    pub(crate) fn bag_add(&mut self, bag: usize, t: Cell) -> Result<(), Exc> {
+        let mut vars = std::mem::take(&mut self.bag_vars);
+        vars.clear();
+        let cells = self.store.copy_out_scratch(t, &mut vars);
+        let b = &mut self.bags[bag];
+        let before = b.size();
+        b.cells.extend_from_slice(cells);
+        b.items.push((b.cells.len(), vars.len()));
+        self.bag_cells += b.size() - before;
+        self.bag_vars = vars;
         self.check_memory(0)
     }
 
-    /// Takes the newest bag, which is number `bag`.
-    pub(crate) fn bag_take(&mut self, bag: usize) -> Vec<Tmpl> {
-        let items = self.bags.pop().unwrap_or_default();
+    /// Takes the newest bag, which is number `bag` (give it back with
+    /// `bag_done`).
+    pub(crate) fn bag_take(&mut self, bag: usize) -> Bag {
+        let b = self.bags.pop().unwrap_or_default();
         debug_assert_eq!(self.bags.len(), bag);
-        self.bag_cells -= items.iter().map(|t| t.cells.len() + BAG_ENTRY).sum::<usize>();
-        items
+        self.bag_cells -= b.size();
+        b
+    }
+
+    /// Keeps an emptied bag's buffers for the next bag.
+    pub(crate) fn bag_done(&mut self, mut b: Bag) {
+        if self.bag_pool.len() < BAG_POOL && b.cells.capacity() <= BAG_KEEP {
+            b.cells.clear();
+            b.items.clear();
+            self.bag_pool.push(b);
+        }
+    }
+
+    /// The first solution of the newest bag, number `bag`, built on the
+    /// heap (`None` when it has none).
+    pub(crate) fn bag_first(&mut self, bag: usize) -> Option<Cell> {
+        let b = self.bag_take(bag);
+        let first = b.solutions().next().map(|(cells, nvars)| self.store.copy_in_cells(cells, nvars, &mut Vec::new()));
+        self.bag_done(b);
+        first
     }
 
     /// The newest bag, number `bag`, as a list ending in `tail` on the
     /// heap (within the memory limit).
     pub(crate) fn bag_list(&mut self, bag: usize, tail: Cell) -> Result<Cell, Exc> {
-        let items = self.bag_take(bag);
-        let size: usize = items.iter().map(|t| t.cells.len() + 2).sum();
-        self.check_memory(size * std::mem::size_of::<Cell>())?;
-        let mut cells = Vec::with_capacity(items.len());
-        let mut frame = Vec::new();
-        for t in &items {
-            frame.clear();
-            cells.push(self.store.copy_in(t, &mut frame));
+        let b = self.bag_take(bag);
+        let size = b.cells.len() + 2 * b.items.len();
+        if let Err(e) = self.check_memory(size * std::mem::size_of::<Cell>()) {
+            self.bag_done(b);
+            return Err(e);
         }
+        let mut cells = Vec::with_capacity(b.items.len());
+        let mut frame = Vec::new();
+        for (t, nvars) in b.solutions() {
+            frame.clear();
+            cells.push(self.store.copy_in_cells(t, nvars, &mut frame));
+        }
+        self.bag_done(b);
         Ok(self.store.new_partial_list(&cells, tail))
     }
 
     /// Drops the bags from number `n` on.
     pub(crate) fn bags_truncate(&mut self, n: usize) {
-        for b in self.bags.drain(n.min(self.bags.len())..) {
-            self.bag_cells -= b.iter().map(|t| t.cells.len() + BAG_ENTRY).sum::<usize>();
+        while self.bags.len() > n {
+            let b = self.bag_take(self.bags.len() - 1);
+            self.bag_done(b);
         }
     }
 
-    /// Whether `check_limits` would find nothing to do at step `steps`
-    /// (the register machine's fast call skips it then).
+    /// Whether `check_limits` would find nothing to do at step `steps`,
+    /// and no garbage collection is due (the register machine's fast call
+    /// skips both then).
     #[inline(always)]
     pub(crate) fn limits_quiet(&self, steps: u64) -> bool {
-        steps & 0xfff != 0
-            && self.limits.max_steps.is_none_or(|m| steps <= m)
-            && self.store.heap.len() * std::mem::size_of::<Cell>() <= self.limits.max_memory
+        steps & 0xfff != 0 && self.limits.max_steps.is_none_or(|m| steps <= m) && self.store.heap.len() <= self.heap_at
+    }
+
+    /// Sets the heap size that triggers the next garbage collection.
+    pub(crate) fn set_gc_at(&mut self, at: usize) {
+        self.gc_at = at;
+        self.heap_at = at.min(self.limits.max_memory / std::mem::size_of::<Cell>());
     }
 
     #[inline]

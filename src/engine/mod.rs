@@ -141,6 +141,7 @@ impl Engine {
     /// Sets limits for the following queries.
     pub fn set_limits(&mut self, limits: Limits) {
         self.m.limits = limits;
+        self.m.set_gc_at(self.m.gc_at);
     }
 
     pub fn limits(&self) -> &Limits {
@@ -352,7 +353,7 @@ impl Engine {
         self.m.store.heap.clear();
         self.m.roots.clear();
         self.m.bags_truncate(0);
-        self.m.gc_at = self.m.store.heap.len() + (1 << 19);
+        self.m.set_gc_at(self.m.store.heap.len() + (1 << 19));
     }
 
     /// Parses and starts a query; its answers come from the iterator.

@@ -447,6 +447,13 @@ impl Store {
     /// appended to `vars` (which may already hold some, shared between
     /// several copies).
     pub fn copy_out(&mut self, root: Cell, vars: &mut Vec<usize>) -> Tmpl {
+        self.copy_out_scratch(root, vars);
+        Tmpl { nvars: vars.len(), cells: self.copy_cells.as_slice().into() }
+    }
+
+    /// `copy_out` into a buffer the store keeps (no allocation once it has
+    /// grown): the template's cells, valid until the next copy.
+    pub fn copy_out_scratch(&mut self, root: Cell, vars: &mut Vec<usize>) -> &[Cell] {
         // Mark known variables so each is found in constant time.
         for (k, &a) in vars.iter().enumerate() {
             self.heap[a] = Cell::Fun(atom::VAR_, k as u32);
@@ -504,20 +511,24 @@ impl Store {
             self.heap[a] = Cell::Ref(a);
         }
         self.copy_work = work;
-        let t = Tmpl { nvars: vars.len(), cells: cells.as_slice().into() };
         self.copy_cells = cells;
-        t
+        &self.copy_cells
     }
 
     /// Copies a template onto the heap with fresh variables (or the values
     /// already in `frame`, which is filled in as variables are created).
     pub fn copy_in(&mut self, t: &Tmpl, frame: &mut Vec<Option<Cell>>) -> Cell {
-        if frame.len() < t.nvars {
-            frame.resize(t.nvars, None);
+        self.copy_in_cells(&t.cells, t.nvars, frame)
+    }
+
+    /// `copy_in` of a template given as its cells and number of variables.
+    pub fn copy_in_cells(&mut self, cells: &[Cell], nvars: usize, frame: &mut Vec<Option<Cell>>) -> Cell {
+        if frame.len() < nvars {
+            frame.resize(nvars, None);
         }
         // Templates are laid out depth first: everything below the root is
         // the block from cell 1 on.
-        self.build(&t.cells, 0, t.cells.len(), frame)
+        self.build(cells, 0, cells.len(), frame)
     }
 
     /// Builds template cell `root` of `cells` on the heap, taking variable

@@ -73,6 +73,17 @@ pub(super) fn bi_current_predicate(m: &mut Machine, a: &[Cell]) -> Res {
             return Err(m.type_error(pi, other));
         }
     };
+    let visible = |m: &Machine, p: &super::super::db::Pred| {
+        (!p.clauses.is_empty() || p.dynamic) && !p.library && !m.atoms.name(p.name).starts_with('$')
+    };
+    // A given name and arity (the common `current_predicate(move/2)`):
+    // looked up, not enumerated.
+    if let (Cell::Atom(f), Cell::Int(n)) = (m.store.deref(nm), m.store.deref(ar)) {
+        return Ok(match u32::try_from(n).ok().and_then(|n| m.db.get(f, n)) {
+            Some(super::super::db::Entry::User(i)) => visible(m, &m.db.preds[i]),
+            _ => false,
+        });
+    }
     let mut alts = Vec::new();
     let preds: Vec<(Atom, u32, bool)> =
         m.db.preds

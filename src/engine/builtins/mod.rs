@@ -174,7 +174,7 @@ pub fn register(m: &mut Machine) {
         ("style_check", 1, |_, _| Ok(true)),
         // At the next call, where the machine knows its live registers.
         ("garbage_collect", 0, |m, _| {
-            m.gc_at = 0;
+            m.set_gc_at(0);
             Ok(true)
         }),
         ("op", 3, |m, a| {

@@ -680,19 +680,26 @@ impl Machine {
                 }
                 n
             };
-            for i in 0..n - 1 {
-                let (a, b) = (self.store.arg(dx, i), self.store.arg(dy, i));
+            // The argument cells of both, as slices (one bounds check).
+            let first = |c: Cell| match c {
+                Cell::Str(p) => p + 1,
+                Cell::Lst(p) => p,
+                _ => unreachable!("compound"),
+            };
+            let heap = &self.store.heap;
+            let (xs, ys) = (&heap[first(dx)..first(dx) + n], &heap[first(dy)..first(dy) + n]);
+            for (&a, &b) in xs[..n - 1].iter().zip(&ys[..n - 1]) {
                 // Integer and atom arguments (the commonest) without a call.
-                let o = match (a, b) {
+                let o = match (self.store.deref(a), self.store.deref(b)) {
                     (Cell::Int(i), Cell::Int(j)) => i.cmp(&j),
                     (Cell::Atom(a), Cell::Atom(b)) if a == b => Ordering::Equal,
-                    _ => self.compare_small(a, b, depth + 1)?,
+                    (a, b) => self.compare_small(a, b, depth + 1)?,
                 };
                 if o != Ordering::Equal {
                     return Some(o);
                 }
             }
-            (x, y) = (self.store.arg(dx, n - 1), self.store.arg(dy, n - 1));
+            (x, y) = (xs[n - 1], ys[n - 1]);
         }
     }
 

@@ -343,7 +343,6 @@ impl Machine {
                     Instr::FaAdd => {
                         let (t, bag) = (*self.y(0), *self.y(1));
                         let Cell::Int(bag) = bag else { unreachable!("bag number") };
-                        let t = self.store.copy_out(t, &mut Vec::new());
                         go = self.bag_add(bag as usize, t).map(|()| None);
                         continue 'outer;
                     }
@@ -355,7 +354,6 @@ impl Machine {
                         if rand::Rng::gen_range(&mut self.rng, 0..=k) == 0 {
                             let (t, bag) = (*self.y(0), *self.y(1));
                             let Cell::Int(bag) = bag else { unreachable!("bag number") };
-                            let t = self.store.copy_out(t, &mut Vec::new());
                             self.bags_truncate(bag as usize);
                             self.bag_new();
                             if let Err(e) = self.bag_add(bag as usize, t) {
@@ -562,12 +560,17 @@ impl Machine {
                 self.vm.x[x as usize] = Cell::Ref(s);
                 Cell::Ref(s)
             }
-            UArg::ValX(x) => self.vm.x[x as usize],
+            // A bound variable's value, not the chain to it: later
+            // readers (compare, unify, copy) find it at once.
+            UArg::ValX(x) => self.store.deref(self.vm.x[x as usize]),
             UArg::VarY(y) => {
                 *self.y(y) = Cell::Ref(s);
                 Cell::Ref(s)
             }
-            UArg::ValY(y) => *self.y(y),
+            UArg::ValY(y) => {
+                let v = *self.y(y);
+                self.store.deref(v)
+            }
             UArg::Void => Cell::Ref(s),
             UArg::Nil => Cell::Atom(atom::NIL),
         }
@@ -590,7 +593,8 @@ impl Machine {
     #[inline(always)]
     fn arg_val(&mut self, v: Cell, wr: bool, s: usize) -> bool {
         if wr {
-            self.store.heap[s] = v;
+            // As in `uarg_new`: the value, not a chain to it.
+            self.store.heap[s] = self.store.deref(v);
             true
         } else {
             self.store.unify(v, self.store.heap[s])
@@ -699,11 +703,9 @@ impl Machine {
     #[inline(always)]
     fn fast_call(&mut self, i: u32, n: u32) -> Option<Cont> {
         let steps = self.steps + 1;
-        if i == NO_PRED
-            || !self.limits_quiet(steps)
-            || self.store.heap.len() > self.gc_at
-            || self.db.preds[i as usize].abolished
-        {
+        // An abolished predicate has no clauses and no index: it is
+        // left to `vm_call`, which looks its name up again.
+        if i == NO_PRED || !self.limits_quiet(steps) {
             return None;
         }
         let code = self.enter_pred(i as usize, n)?;
@@ -1123,12 +1125,10 @@ impl Machine {
                     let (bag, result) = (*bag, *result);
                     let c = cont(self);
                     self.pop_choice();
-                    let kept = self.bag_take(bag as usize);
-                    if let Some(t) = kept.first() {
-                        let v = self.store.copy_in(t, &mut Vec::new());
-                        if self.store.unify(v, result) {
-                            return Ok(Some(c));
-                        }
+                    if let Some(v) = self.bag_first(bag as usize)
+                        && self.store.unify(v, result)
+                    {
+                        return Ok(Some(c));
                     }
                 }
                 Alt::Member { x, rest } => {
