@@ -3,6 +3,9 @@
 //! answer is checked before it is timed. Prints a table of times and the
 //! tabula/SWI ratio, with the geometric mean.
 //!
+//! Each engine runs each program `BENCH_REPEAT` times (default 3) and its
+//! best time counts: the least disturbed by whatever else the machine does.
+//!
 //! `cargo bench --bench classic` (set `BENCH_SCALE=0.1` for a quick run).
 
 use std::path::Path;
@@ -33,34 +36,44 @@ fn programs() -> Vec<Program> {
         .collect()
 }
 
-fn tabula_time(src: &str, p: &Program, iterations: u64) -> f64 {
+/// tabula's best time of `repeat` runs.
+fn tabula_time(src: &str, p: &Program, iterations: u64, repeat: usize) -> f64 {
     let mut e = Engine::new();
     let report = e.load(&p.name, src);
     assert!(!report.has_errors(), "{}: {:?}", p.name, report.diagnostics);
     let answer = e.query("top(R)").unwrap().next().expect("top/1 succeeds").expect("top/1 runs");
     assert_eq!(answer.bindings[0].text, p.expected, "{}: wrong answer", p.name);
     let goal = format!("between(1, {iterations}, _), top(_), fail ; true");
-    let start = Instant::now();
-    let n = e.query(&goal).unwrap().count();
-    assert_eq!(n, 1);
-    start.elapsed().as_secs_f64()
+    (0..repeat)
+        .map(|_| {
+            let start = Instant::now();
+            let n = e.query(&goal).unwrap().count();
+            assert_eq!(n, 1);
+            start.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
 }
 
-fn swipl_time(file: &Path, p: &Program, iterations: u64) -> Option<f64> {
+/// SWI-Prolog's best time of `repeat` runs (CPU time, measured inside one
+/// process), if it is installed.
+fn swipl_time(file: &Path, p: &Program, iterations: u64, repeat: usize) -> Option<f64> {
     let goal = format!(
-        "top(R), writeq(R), nl, statistics(cputime, T0), (between(1, {iterations}, _), top(_), fail ; true), \
-         statistics(cputime, T1), T is T1 - T0, format('~6f~n', [T])"
+        "top(R), writeq(R), nl, forall(between(1, {repeat}, _), (statistics(cputime, T0), \
+         (between(1, {iterations}, _), top(_), fail ; true), statistics(cputime, T1), T is T1 - T0, \
+         format('~6f~n', [T])))"
     );
     let out = Command::new("swipl").args(["-q", "-g", &goal, "-t", "halt"]).arg(file).output().ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
     let mut lines = text.lines();
     let answer = lines.next()?;
     assert_eq!(answer, p.expected, "{}: SWI-Prolog's answer differs", p.name);
-    lines.next()?.trim().parse().ok()
+    let times: Vec<f64> = lines.filter_map(|l| l.trim().parse().ok()).collect();
+    (times.len() == repeat).then(|| times.into_iter().fold(f64::INFINITY, f64::min))
 }
 
 fn main() {
     let scale: f64 = std::env::var("BENCH_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    let repeat: usize = std::env::var("BENCH_REPEAT").ok().and_then(|s| s.parse().ok()).unwrap_or(3).max(1);
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/programs");
     println!("{:<8} {:>7} {:>11} {:>11} {:>7}", "program", "runs", "tabula ms", "swipl ms", "ratio");
@@ -74,8 +87,8 @@ fn main() {
         let iterations = ((p.iterations as f64 * scale).ceil() as u64).max(1);
         let file = dir.join(format!("{}.pl", p.name));
         let src = std::fs::read_to_string(&file).unwrap();
-        let ours = tabula_time(&src, &p, iterations);
-        let theirs = swipl_time(&file, &p, iterations);
+        let ours = tabula_time(&src, &p, iterations, repeat);
+        let theirs = swipl_time(&file, &p, iterations, repeat);
         match theirs {
             Some(t) if t > 0.0 => {
                 let ratio = ours / t;

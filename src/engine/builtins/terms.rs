@@ -635,6 +635,7 @@ impl Machine {
     }
 
     /// Standard order of terms.
+    #[inline]
     pub fn compare_terms(&self, a: Cell, b: Cell) -> Ordering {
         // Terms of modest depth are compared recursively without
         // allocating (the last argument, a list's tail, loops); deeper
@@ -655,7 +656,16 @@ impl Machine {
             let same_functor = match (dx, dy) {
                 (Cell::Int(i), Cell::Int(j)) => return Some(i.cmp(&j)),
                 (Cell::Atom(a), Cell::Atom(b)) if a == b => return Some(Ordering::Equal),
-                (Cell::Str(p), Cell::Str(q)) => self.store.heap[p] == self.store.heap[q],
+                (Cell::Str(p), Cell::Str(q)) => {
+                    // Two structures: by arity, then name, unless the same.
+                    let (Cell::Fun(f, n), Cell::Fun(g, m)) = (self.store.heap[p], self.store.heap[q]) else {
+                        unreachable!("Str points at Fun")
+                    };
+                    if (f, n) != (g, m) {
+                        return Some(n.cmp(&m).then_with(|| self.atoms.cmp_names(f, g)));
+                    }
+                    true
+                }
                 (Cell::Lst(_), Cell::Lst(_)) => true,
                 _ => false,
             };
