@@ -308,10 +308,77 @@ pub fn code(mut instrs: Vec<Instr>) -> Code {
     instrs.into()
 }
 
+/// The argument and temporary registers. They only grow, and every code
+/// is compiled (`compiled` in `run.rs`) by the machine that runs it, which
+/// first grows them to what the code uses: a register an instruction
+/// names is always there, so `regs[r]` needs no bounds check.
+#[derive(Debug)]
+pub struct Regs(Vec<Cell>);
+
+impl Regs {
+    /// Makes room for registers `0..n`.
+    pub fn grow(&mut self, n: usize) {
+        if self.0.len() < n {
+            self.0.resize(n, Cell::Int(0));
+        }
+    }
+}
+
+impl std::ops::Deref for Regs {
+    type Target = [Cell];
+    fn deref(&self) -> &[Cell] {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Regs {
+    fn deref_mut(&mut self) -> &mut [Cell] {
+        &mut self.0
+    }
+}
+
+impl std::ops::Index<usize> for Regs {
+    type Output = Cell;
+    #[inline(always)]
+    fn index(&self, r: usize) -> &Cell {
+        debug_assert!(r < self.0.len(), "register {r} of {}", self.0.len());
+        // SAFETY: see `Regs`: compiled code names registers below the
+        // length, which never shrinks.
+        unsafe { self.0.get_unchecked(r) }
+    }
+}
+
+impl std::ops::IndexMut<usize> for Regs {
+    #[inline(always)]
+    fn index_mut(&mut self, r: usize) -> &mut Cell {
+        debug_assert!(r < self.0.len(), "register {r} of {}", self.0.len());
+        // SAFETY: as in `index`.
+        unsafe { self.0.get_unchecked_mut(r) }
+    }
+}
+
+/// Ranges of registers, checked as slices are.
+macro_rules! regs_range {
+    ($($r:ty),*) => {$(
+        impl std::ops::Index<$r> for Regs {
+            type Output = [Cell];
+            fn index(&self, r: $r) -> &[Cell] {
+                &self.0[r]
+            }
+        }
+        impl std::ops::IndexMut<$r> for Regs {
+            fn index_mut(&mut self, r: $r) -> &mut [Cell] {
+                &mut self.0[r]
+            }
+        }
+    )*};
+}
+regs_range!(std::ops::Range<usize>, std::ops::RangeTo<usize>);
+
 /// The register machine's state inside `Machine`.
 #[derive(Debug)]
 pub struct Vm {
-    pub x: Vec<Cell>,
+    pub x: Regs,
     pub envs: Vec<Env>,
     pub ys: Vec<Cell>,
     pub saved: Vec<Cell>,
@@ -357,7 +424,7 @@ impl Default for Vm {
         let succeed = code(vec![Instr::Succeed]);
         let start = Cont::start(&succeed);
         Vm {
-            x: vec![Cell::Int(0); 256],
+            x: Regs(vec![Cell::Int(0); 256]),
             envs: Vec::new(),
             ys: Vec::new(),
             saved: Vec::new(),

@@ -818,9 +818,7 @@ impl Machine {
             let total = n + extra.len();
             let entry = self.db.get(f, total as u32);
             let load = |m: &mut Machine| {
-                if m.vm.x.len() < total {
-                    m.vm.x.resize(total, Cell::Int(0));
-                }
+                m.vm.x.grow(total);
                 m.vm.x[..n].copy_from_slice(&m.store.heap[p..p + n]);
                 m.vm.x[n..total].copy_from_slice(&extra);
             };
@@ -923,9 +921,7 @@ impl Machine {
                 }
             }
         };
-        if self.vm.x.len() < args.len() {
-            self.vm.x.resize(args.len(), Cell::Int(0));
-        }
+        self.vm.x.grow(args.len());
         self.vm.x[..args.len()].copy_from_slice(&args);
         self.vm.b0 = self.choices.len() as u32;
         self.steps += 1;
@@ -1439,9 +1435,7 @@ fn compiled<'a>(db: &crate::engine::db::Db, clause: &'a ClauseCode, vm: &mut sup
         return code;
     }
     let (code, nregs) = compile(db, &clause.tmpl.cells, clause.tmpl.nvars, clause.body_start, clause.body_len);
-    if nregs as usize > vm.x.len() {
-        vm.x.resize(nregs as usize, Cell::Int(0));
-    }
+    vm.x.grow(nregs as usize);
     let code = super::code(code);
     vm.codes.push(code.clone());
     clause.vm.get_or_init(|| code)
