@@ -396,6 +396,25 @@ pub(super) fn bi_member(m: &mut Machine, a: &[Cell]) -> Res {
 }
 
 impl Machine {
+    /// Standard order of `x` (whose arguments are the integers and atoms
+    /// `args`) and `e`, a structure with the same functor whose arguments
+    /// start at heap cell `first`.
+    #[inline]
+    fn compare_flat_args(&self, args: &[Cell], first: usize, e: Cell, x: Cell) -> Ordering {
+        for (&a, &b) in args.iter().zip(&self.store.heap[first..first + args.len()]) {
+            let o = match (a, self.store.deref(b)) {
+                (Cell::Int(i), Cell::Int(j)) => i.cmp(&j),
+                (Cell::Atom(f), Cell::Atom(g)) => self.atoms.cmp_names(f, g),
+                // Anything else (a variable, a compound, a float...).
+                _ => return self.compare_terms(x, e),
+            };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    }
+
     /// The next element from `l` on that may unify with `x`, and the list
     /// after it.
     pub(crate) fn next_member(&self, x: Cell, mut l: Cell) -> Option<(Cell, Cell)> {
@@ -424,8 +443,31 @@ impl Machine {
 pub(super) fn bi_ord_memberchk(m: &mut Machine, a: &[Cell]) -> Res {
     let x = m.store.deref(a[0]);
     let mut l = m.store.deref(a[1]);
+    // A structure whose arguments are integers and atoms (a fluent such as
+    // cell(3, 4, white), the common case): its arguments are read once, and
+    // each element with the same functor is compared against them in
+    // place.
+    let mut flat = [Cell::Int(0); 8];
+    let mut flat_x = None;
+    if let Cell::Str(q) = x
+        && let fun @ Cell::Fun(_, n) = m.store.heap[q]
+        && (1..=flat.len()).contains(&(n as usize))
+    {
+        let n = n as usize;
+        for (i, arg) in flat[..n].iter_mut().enumerate() {
+            *arg = m.store.deref(m.store.heap[q + 1 + i]);
+        }
+        if flat[..n].iter().all(|c| matches!(c, Cell::Int(_) | Cell::Atom(_))) {
+            flat_x = Some((fun, &flat[..n]));
+        }
+    }
     while let Cell::Lst(p) = l {
-        match m.compare_terms(x, m.store.heap[p]) {
+        let e = m.store.deref(m.store.heap[p]);
+        let order = match (flat_x, e) {
+            (Some((fun, args)), Cell::Str(q)) if m.store.heap[q] == fun => m.compare_flat_args(args, q + 1, e, x),
+            _ => m.compare_terms(x, e),
+        };
+        match order {
             Ordering::Equal => return Ok(true),
             Ordering::Less => return Ok(false),
             Ordering::Greater => l = m.store.deref(m.store.heap[p + 1]),
