@@ -464,7 +464,12 @@ pub(super) fn bi_ord_memberchk(m: &mut Machine, a: &[Cell]) -> Res {
     while let Cell::Lst(p) = l {
         let e = m.store.deref(m.store.heap[p]);
         let order = match (flat_x, e) {
-            (Some((fun, args)), Cell::Str(q)) if m.store.heap[q] == fun => m.compare_flat_args(args, q + 1, e, x),
+            (Some((fun, args)), Cell::Str(q)) => match (fun, m.store.heap[q]) {
+                (f, g) if f == g => m.compare_flat_args(args, q + 1, e, x),
+                // Another functor decides: arity, then name.
+                (Cell::Fun(f, n), Cell::Fun(g, k)) => n.cmp(&k).then_with(|| m.atoms.cmp_names(f, g)),
+                _ => m.compare_terms(x, e),
+            },
             _ => m.compare_terms(x, e),
         };
         match order {
