@@ -163,8 +163,7 @@ pub struct Machine {
     bag_pool: Vec<Bag>,
     /// The variables of a solution being added (kept between calls).
     bag_vars: Vec<usize>,
-    /// Cells held in `bags`, with each solution's entry counted as
-    /// `BAG_ENTRY` cells more.
+    /// Cells the buffers of `bags` hold room for (`Bag::size`).
     pub bag_cells: usize,
     pub steps: u64,
     pub limits: Limits,
@@ -388,7 +387,7 @@ impl Machine {
 
     /// Takes the newest bag, which is number `bag` (give it back with
     /// `bag_done`).
-    pub(crate) fn bag_take(&mut self, bag: usize) -> Bag {
+    fn bag_take(&mut self, bag: usize) -> Bag {
         let b = self.bags.pop().unwrap_or_default();
         debug_assert_eq!(self.bags.len(), bag);
         self.bag_cells -= b.size();
@@ -396,7 +395,7 @@ impl Machine {
     }
 
     /// Keeps an emptied bag's buffers for the next bag.
-    pub(crate) fn bag_done(&mut self, mut b: Bag) {
+    fn bag_done(&mut self, mut b: Bag) {
         if self.bag_pool.len() < BAG_POOL && b.cells.capacity() <= BAG_KEEP {
             b.cells.clear();
             b.items.clear();
