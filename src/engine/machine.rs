@@ -216,8 +216,9 @@ impl Machine {
             echo: false,
             rng: ChaCha8Rng::seed_from_u64(0),
             context: (atom::TRUE, 0),
-            gc_at: 1 << 22,
-            heap_at: 1 << 22,
+            // Both set below.
+            gc_at: 0,
+            heap_at: 0,
             roots: Vec::new(),
             gc_runs: 0,
             globals: std::collections::HashMap::new(),
@@ -255,6 +256,7 @@ impl Machine {
             m.db.insert(atom::CALL, n, Entry::Control(Call(n as u8)));
         }
         super::builtins::register(&mut m);
+        m.set_gc_at(1 << 22);
         m
     }
 

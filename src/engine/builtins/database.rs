@@ -84,19 +84,12 @@ pub(super) fn bi_current_predicate(m: &mut Machine, a: &[Cell]) -> Res {
             _ => false,
         });
     }
-    let mut alts = Vec::new();
-    let preds: Vec<(Atom, u32, bool)> =
+    let alts =
         m.db.preds
             .iter()
-            .filter(|p| !p.clauses.is_empty() || p.dynamic)
-            .map(|p| (p.name, p.arity, p.library))
+            .filter(|p| visible(m, p))
+            .map(|p| vec![(nm, Cell::Atom(p.name)), (ar, Cell::Int(p.arity as i64))])
             .collect();
-    for (f, n, lib) in preds {
-        if lib || m.atoms.name(f).starts_with('$') {
-            continue;
-        }
-        alts.push(vec![(nm, Cell::Atom(f)), (ar, Cell::Int(n as i64))]);
-    }
     Ok(m.alternatives(alts))
 }
 

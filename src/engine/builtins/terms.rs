@@ -2,7 +2,7 @@
 //! inspection, sorting, lists done natively, integer helpers.
 
 use super::super::arith::{self};
-use super::super::atoms::atom;
+use super::super::atoms::{Atom, atom};
 use super::super::machine::{Alt, Machine, Res};
 use super::super::term::{Cell, compare_numbers, type_rank};
 use super::*;
@@ -467,7 +467,7 @@ pub(super) fn bi_ord_memberchk(m: &mut Machine, a: &[Cell]) -> Res {
             (Some((fun, args)), Cell::Str(q)) => match (fun, m.store.heap[q]) {
                 (f, g) if f == g => m.compare_flat_args(args, q + 1, e, x),
                 // Another functor decides: arity, then name.
-                (Cell::Fun(f, n), Cell::Fun(g, k)) => n.cmp(&k).then_with(|| m.atoms.cmp_names(f, g)),
+                (Cell::Fun(f, n), Cell::Fun(g, k)) => m.functor_order((f, n), (g, k)),
                 _ => m.compare_terms(x, e),
             },
             _ => m.compare_terms(x, e),
@@ -709,7 +709,7 @@ impl Machine {
                         unreachable!("Str points at Fun")
                     };
                     if (f, n) != (g, m) {
-                        return Some(n.cmp(&m).then_with(|| self.atoms.cmp_names(f, g)));
+                        return Some(self.functor_order((f, n), (g, m)));
                     }
                     true
                 }
@@ -765,8 +765,13 @@ impl Machine {
     fn compare_functors(&self, x: Cell, y: Cell) -> (Ordering, usize) {
         let (f, n) = self.store.functor(x).expect("compound");
         let (g, m) = self.store.functor(y).expect("compound");
-        let o = n.cmp(&m).then_with(|| self.atoms.cmp_names(f, g));
-        (o, n)
+        (self.functor_order((f, n as u32), (g, m as u32)), n)
+    }
+
+    /// Standard order of two functors: arity, then name.
+    #[inline]
+    fn functor_order(&self, (f, n): (Atom, u32), (g, m): (Atom, u32)) -> Ordering {
+        n.cmp(&m).then_with(|| self.atoms.cmp_names(f, g))
     }
 
     /// Standard order of two dereferenced atomic terms (or variables) of
