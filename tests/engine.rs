@@ -64,3 +64,79 @@ fn garbage_collect_keeps_what_registers_and_frames_hold() {
     // Across choice points: each solution still sees its own list.
     assert_eq!(answers(&mut e, "u(N)", "N"), ["1", "3", "6"]);
 }
+
+/// A random term's text: integers of every size, atoms that share long
+/// prefixes, variables, floats and strings now and then, compounds and
+/// lists of small depth.
+fn random_term(rng: &mut impl rand::Rng, depth: u32) -> String {
+    const ATOMS: [&str; 8] = ["a", "b", "ab", "'[]'", "abcdefgh", "abcdefghi", "abcdefghj", "'ab\\x0\\'"];
+    const INTS: [&str; 8] = [
+        "0",
+        "-1",
+        "7",
+        "576460752303423487",
+        "576460752303423488",
+        "-576460752303423489",
+        "9223372036854775807",
+        "-3",
+    ];
+    match rng.gen_range(0..if depth == 0 { 7 } else { 10 }) {
+        0 | 1 => INTS[rng.gen_range(0..INTS.len())].to_string(),
+        2 | 3 => ATOMS[rng.gen_range(0..ATOMS.len())].to_string(),
+        4 => ["X", "Y", "_"][rng.gen_range(0..3)].to_string(),
+        5 => ["1.0", "2.5", "\"s\"", "[]"][rng.gen_range(0..4)].to_string(),
+        6 => "f".to_string(),
+        7 | 8 => {
+            let name = ["f", "g", "ab", "abcdefghi"][rng.gen_range(0..4)];
+            let args: Vec<_> = (0..rng.gen_range(1..4)).map(|_| random_term(rng, depth - 1)).collect();
+            format!("{name}({})", args.join(", "))
+        }
+        _ => {
+            let items: Vec<_> = (0..rng.gen_range(0..4)).map(|_| random_term(rng, depth - 1)).collect();
+            let tail = if !items.is_empty() && rng.gen_range(0..4) == 0 {
+                format!("|{}", random_term(rng, 0))
+            } else {
+                String::new()
+            };
+            format!("[{}{tail}]", items.join(", "))
+        }
+    }
+}
+
+#[test]
+fn sorting_agrees_with_compare_on_random_terms() {
+    use rand::{Rng, SeedableRng};
+    // A stable insertion sort by compare/3 (the general comparison), the
+    // reference for msort/2, sort/2 and sort/4 (which write keys).
+    let src = "isort([], []).\n\
+               isort([H|T], S) :- isort(T, S0), ins(H, S0, S).\n\
+               ins(X, [], [X]).\n\
+               ins(X, [Y|T], [X, Y|T]) :- compare(O, X, Y), O \\== (>), !.\n\
+               ins(X, [Y|T], [Y|T1]) :- ins(X, T, T1).\n\
+               dedup([], []).\n\
+               dedup([X], [X]) :- !.\n\
+               dedup([X, Y|T], D) :- X == Y, !, dedup([Y|T], D).\n\
+               dedup([X|T], [X|D]) :- dedup(T, D).\n\
+               pairs([], _, []).\n\
+               pairs([E|T], N, [E-N|P]) :- N1 is N + 1, pairs(T, N1, P).\n\
+               keys([], []).\n\
+               keys([K-_|T], [K|Ks]) :- keys(T, Ks).\n\
+               % Pairs with equal keys in the order of their numbers.\n\
+               kept([]).\n\
+               kept([_]).\n\
+               kept([K-N, K1-N1|T]) :- ( K == K1 -> N < N1 ; true ), kept([K1-N1|T]).\n\
+               check(L) :- isort(L, I), msort(L, M), M == I, sort(L, S), dedup(I, S),\n\
+                   sort(0, @>=, L, D), reverse(I, D),\n\
+                   pairs(L, 0, KL), keysort(KL, KS), isort(KL, KS),\n\
+                   sort(1, @>=, KL, KD), keys(KD, Kd), reverse(I, Kd), kept(KD),\n\
+                   sort(1, @<, KL, KU), keys(KU, S), kept(KU).\n";
+    let mut e = Engine::new();
+    assert!(!e.load("t", src).has_errors());
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    for _ in 0..400 {
+        let n = rng.gen_range(0..24);
+        let items: Vec<_> = (0..n).map(|_| random_term(&mut rng, 3)).collect();
+        let goal = format!("L = [{}], check(L), Res = ok", items.join(", "));
+        assert_eq!(answers(&mut e, &goal, "Res"), ["ok"], "{goal}");
+    }
+}

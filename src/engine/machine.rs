@@ -158,6 +158,8 @@ pub struct Machine {
     pub(crate) hwork: Vec<(usize, Cell)>,
     /// The buffer of `sort/2,4` and `msort/2` (kept between calls).
     pub(crate) sort_work: Vec<(Cell, Cell)>,
+    /// The key buffers of sorting (kept between calls).
+    pub(crate) sort_keys: super::builtins::SortKeys,
     pub bags: Vec<Bag>,
     /// Emptied bags whose buffers the next ones reuse.
     bag_pool: Vec<Bag>,
@@ -205,6 +207,7 @@ impl Machine {
             pending: None,
             hwork: Vec::new(),
             sort_work: Vec::new(),
+            sort_keys: Default::default(),
             bags: Vec::new(),
             bag_pool: Vec::new(),
             bag_vars: Vec::new(),

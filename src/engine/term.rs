@@ -71,9 +71,17 @@ const PROBE_KEYS: usize = 6;
 /// A term prepared for scanning a list (see [`Store::probe`]).
 pub struct Probe {
     x: Cell,
-    functor: Option<Cell>,
-    keys: [(u32, Cell); PROBE_KEYS],
+    functor: Option<(Atom, u32)>,
+    keys: [(u32, Key); PROBE_KEYS],
     n: usize,
+}
+
+/// A probed argument: a constant, or a compound's functor.
+#[derive(Clone, Copy)]
+enum Key {
+    Atom(Atom),
+    Int(i64),
+    Fun(Atom, u32),
 }
 
 /// The heap and trail.
@@ -271,41 +279,43 @@ impl Store {
     /// constants or compounds, the constant or the functor, read once.
     pub fn probe(&self, x: Cell) -> Probe {
         let x = self.deref(x);
-        let mut p = Probe { x, functor: None, keys: [(0, Cell::Int(0)); PROBE_KEYS], n: 0 };
+        let mut p = Probe { x, functor: None, keys: [(0, Key::Int(0)); PROBE_KEYS], n: 0 };
         if let Cell::Str(s) = x {
-            p.functor = Some(self.heap[s]);
-            if let Cell::Fun(_, arity) = self.heap[s] {
-                for i in 1..=arity as usize {
-                    if p.n == PROBE_KEYS {
-                        break;
-                    }
-                    // A constant, or a compound's functor cell.
-                    let key = match self.deref(self.heap[s + i]) {
-                        c @ (Cell::Atom(_) | Cell::Int(_)) => Some(c),
-                        Cell::Str(q) => Some(self.heap[q]),
-                        _ => None,
-                    };
-                    if let Some(k) = key {
-                        p.keys[p.n] = (i as u32, k);
-                        p.n += 1;
-                    }
+            let Cell::Fun(f, arity) = self.heap[s] else { unreachable!("Str points at Fun") };
+            p.functor = Some((f, arity));
+            for i in 1..=arity as usize {
+                if p.n == PROBE_KEYS {
+                    break;
                 }
+                let key = match self.deref(self.heap[s + i]) {
+                    Cell::Atom(a) => Key::Atom(a),
+                    Cell::Int(i) => Key::Int(i),
+                    Cell::Str(q) => match self.heap[q] {
+                        Cell::Fun(g, m) => Key::Fun(g, m),
+                        _ => unreachable!("Str points at Fun"),
+                    },
+                    _ => continue,
+                };
+                p.keys[p.n] = (i as u32, key);
+                p.n += 1;
             }
         }
         p
     }
 
     /// [`Store::may_unify`] of the probed term and `e`.
-    #[inline]
+    #[inline(always)]
     pub fn probe_may_unify(&self, p: &Probe, e: Cell) -> bool {
-        let Some(functor) = p.functor else { return self.may_unify(p.x, e) };
+        let Some((f, n)) = p.functor else { return self.may_unify(p.x, e) };
         match self.deref(e) {
             Cell::Str(s) => {
-                self.heap[s] == functor
-                    && p.keys[..p.n].iter().all(|&(i, k)| match self.deref(self.heap[s + i as usize]) {
-                        Cell::Ref(_) => true,
-                        Cell::Str(q) => self.heap[q] == k,
-                        a => a == k,
+                matches!(self.heap[s], Cell::Fun(g, m) if g == f && m == n)
+                    && p.keys[..p.n].iter().all(|&(i, k)| match (self.deref(self.heap[s + i as usize]), k) {
+                        (Cell::Ref(_), _) => true,
+                        (Cell::Int(a), Key::Int(b)) => a == b,
+                        (Cell::Atom(a), Key::Atom(b)) => a == b,
+                        (Cell::Str(q), Key::Fun(g, m)) => matches!(self.heap[q], Cell::Fun(h, j) if h == g && j == m),
+                        _ => false,
                     })
             }
             Cell::Ref(_) => true,

@@ -163,7 +163,7 @@ fn split_clauses(src: &str) -> (Vec<(usize, usize)>, Vec<Diagnostic>) {
                 let mut closed = false;
                 while i < b.len() {
                     match b[i] {
-                        b'\\' => i += 2,
+                        b'\\' => i = escape_end(b, i),
                         x if x == c => {
                             if b.get(i + 1) == Some(&c) {
                                 i += 2;
@@ -767,6 +767,20 @@ fn build_operand(p: Pair<Rule>, src: &str, offset: usize) -> Result<Ast, Diagnos
 
 /// Resolves escapes in the body of a quoted item. `base` is the byte offset
 /// of the body in the source (for error spans).
+/// Where the escape at `b[i]` (a backslash) ends: after its closing
+/// backslash for a numeric escape (`\\x41\\`, `\\101\\`), else after the pair.
+fn escape_end(b: &[u8], i: usize) -> usize {
+    let digits = match b.get(i + 1) {
+        Some(b'x') => b[i + 2..].iter().take_while(|d| d.is_ascii_hexdigit()).count() + 1,
+        Some(b'0'..=b'7') => b[i + 1..].iter().take_while(|d| matches!(d, b'0'..=b'7')).count(),
+        _ => 0,
+    };
+    match b.get(i + 1 + digits) {
+        Some(b'\\') if digits > 0 && !(digits == 1 && b[i + 1] == b'x') => i + 2 + digits,
+        _ => i + 2,
+    }
+}
+
 pub fn unescape(body: &str, quote: char, base: usize) -> Result<String, Diagnostic> {
     let mut out = String::with_capacity(body.len());
     let mut chars = body.char_indices().peekable();

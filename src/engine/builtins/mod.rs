@@ -14,11 +14,13 @@ use std::cmp::Ordering;
 use std::rc::Rc;
 
 mod database;
+mod sortkey;
 mod terms;
 mod text;
 
 pub use database::resume_clause_iter;
 use database::*;
+pub(crate) use sortkey::SortKeys;
 use terms::*;
 pub use text::parse_number;
 use text::*;

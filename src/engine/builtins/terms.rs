@@ -335,8 +335,7 @@ pub(super) fn bi_sort4(m: &mut Machine, a: &[Cell]) -> Res {
 }
 
 pub(super) fn bi_keysort(m: &mut Machine, a: &[Cell]) -> Res {
-    let items = m.list_vec(a[0])?;
-    for &it in &items {
+    for it in m.list_vec(a[0])? {
         match m.store.deref(it) {
             Cell::Str(p) if m.store.heap[p] == Cell::Fun(atom::MINUS, 2) => {}
             Cell::Ref(_) => return Err(m.inst_error()),
@@ -346,14 +345,8 @@ pub(super) fn bi_keysort(m: &mut Machine, a: &[Cell]) -> Res {
             }
         }
     }
-    let mut items = items;
-    items.sort_by(|&x, &y| {
-        let kx = m.store.arg(m.store.deref(x), 0);
-        let ky = m.store.arg(m.store.deref(y), 0);
-        m.compare_terms(kx, ky)
-    });
-    let l = m.store.new_list(&items);
-    Ok(m.store.unify(a[1], l))
+    // Stable, duplicates kept: sort/4 on the first argument.
+    m.sort_list(a[0], a[1], 1, SortOrd::Le)
 }
 
 pub(super) fn bi_numlist(m: &mut Machine, a: &[Cell]) -> Res {
@@ -910,12 +903,18 @@ impl Machine {
             }
         }
         let desc = matches!(ord, SortOrd::Gt | SortOrd::Ge);
-        keyed.sort_by(|x, y| {
-            let o = self.compare_terms(x.0, y.0);
-            if desc { o.reverse() } else { o }
-        });
-        if matches!(ord, SortOrd::Lt | SortOrd::Gt) {
-            keyed.dedup_by(|x, y| self.compare_terms(x.0, y.0) == Ordering::Equal);
+        let dedup = matches!(ord, SortOrd::Lt | SortOrd::Gt);
+        let mut keys = std::mem::take(&mut self.sort_keys);
+        let done = keyed.len() < 2 || keys.sort(&self.store, &self.atoms, keyed, desc, dedup, key > 0);
+        self.sort_keys = keys;
+        if !done {
+            keyed.sort_by(|x, y| {
+                let o = self.compare_terms(x.0, y.0);
+                if desc { o.reverse() } else { o }
+            });
+            if dedup {
+                keyed.dedup_by(|x, y| self.compare_terms(x.0, y.0) == Ordering::Equal);
+            }
         }
         Ok(())
     }
