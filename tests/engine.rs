@@ -140,3 +140,51 @@ fn sorting_agrees_with_compare_on_random_terms() {
         assert_eq!(answers(&mut e, &goal, "Res"), ["ok"], "{goal}");
     }
 }
+
+/// What each goal does to the cyclic list `L = [a|L]`: `yes`, `no`, or the
+/// error's name. SWI-Prolog handles cyclic terms; tabula refuses those it
+/// cannot walk with an error, and none of these may run forever.
+fn on_cyclic_list(e: &mut Engine, goal: &str) -> String {
+    let q = format!("_L = [a|_L], catch(({goal} -> R = yes ; R = no), error(E, _), (E =.. [R|_]))");
+    let r = answers(e, &q, "R");
+    assert_eq!(r.len(), 1, "{goal}: {r:?}");
+    r[0].clone()
+}
+
+#[test]
+fn cyclic_terms_get_an_answer_or_an_error_never_a_hang() {
+    let mut e = Engine::new();
+    // Not a list, as SWI-Prolog says (the error's culprit is a variable:
+    // the list cannot be copied into the error).
+    for goal in [
+        "length(_L, _)",
+        "length(_L, 3)",
+        "msort(_L, _)",
+        "sort(_L, _)",
+        "sort(0, @>=, _L, _)",
+        "keysort(_L, _)",
+        "memberchk(b, _L)",
+        "ord_memberchk(b, _L)",
+        "atom_codes(_, _L)",
+        "atomic_list_concat(_L, _)",
+    ] {
+        assert_eq!(on_cyclic_list(&mut e, goal), "type_error", "{goal}");
+    }
+    assert_eq!(on_cyclic_list(&mut e, "is_list(_L)"), "no");
+    assert_eq!(on_cyclic_list(&mut e, "memberchk(a, _L)"), "yes");
+    assert_eq!(on_cyclic_list(&mut e, "_L == _L"), "yes");
+    assert_eq!(on_cyclic_list(&mut e, "ground(_L)"), "yes");
+    assert_eq!(on_cyclic_list(&mut e, "term_variables(_L, [])"), "yes");
+    // What must copy the term cannot: findall/3, assertz/1, copy_term/2...
+    for goal in ["findall(_L, true, _)", "assertz(cyc(_L))", "copy_term(_L, _)", "nb_setval(k, _L)", "throw(_L)"] {
+        assert_eq!(on_cyclic_list(&mut e, goal), "representation_error", "{goal}");
+    }
+    // Written to a depth of 10.
+    assert_eq!(
+        answers(&mut e, "_X = f(_X), format(atom(A), '~w', [_X])", "A"),
+        ["'f(f(f(f(f(f(f(f(f(f(f(...)))))))))))'"]
+    );
+    // An answer that binds a query variable to a cyclic term is an error.
+    let err = e.query("X = f(X)").unwrap().next().unwrap().unwrap_err();
+    assert!(err.to_string().contains("cyclic_term"), "{err}");
+}

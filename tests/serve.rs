@@ -388,7 +388,32 @@ fn stopping_closes_connections() {
 
 /// Starts `tabula serve` with `args` on a free port: the process, its
 /// stderr after the line that names the address, and the address.
-fn spawn_serve(args: &[&str]) -> (std::process::Child, BufReader<std::process::ChildStderr>, SocketAddr) {
+/// A `tabula serve` process, killed when dropped: a failing test must not
+/// leave it running (holding the test's output open, so that the run never
+/// ends).
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl std::ops::Deref for Server {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Server {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
+fn spawn_serve(args: &[&str]) -> (Server, BufReader<std::process::ChildStderr>, SocketAddr) {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tabula"))
         .args(["serve", "--listen", "127.0.0.1:0"])
         .args(args)
@@ -400,7 +425,7 @@ fn spawn_serve(args: &[&str]) -> (std::process::Child, BufReader<std::process::C
     let mut first = String::new();
     err.read_line(&mut first).unwrap();
     let addr: SocketAddr = first.split_whitespace().find_map(|w| w.parse().ok()).unwrap_or_else(|| panic!("{first}"));
-    (child, err, addr)
+    (Server(child), err, addr)
 }
 
 #[test]
@@ -454,6 +479,12 @@ fn runaway_queries_get_limit_errors_within_the_memory_cap_and_the_session_plays_
         let token = &new["tokens"][&mover];
         let m = c.send(json!({"op": "ai", "session": session, "controller": "random", "token": token}));
         assert_eq!(m["ok"], true, "after {goal}: {m}");
+    }
+    // Cyclic terms: an error reply each, not a session walking forever.
+    for goal in ["L = [a|L]", "L = [a|L], length(L, N)", "X = f(X), findall(X, true, Xs)", "L = [a|L], msort(L, S)"] {
+        let r = c.send(json!({"op": "query", "session": session, "goal": goal}));
+        assert_eq!(r["ok"], false, "{goal}: {r}");
+        assert_eq!(r["error"]["code"], "query_error", "{goal}: {r}");
     }
     let fine = c.send(json!({"op": "query", "session": session, "goal": "numlist(1, 5, L)"}));
     assert_eq!(fine["answers"][0]["L"], "[1,2,3,4,5]", "{fine}");

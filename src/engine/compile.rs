@@ -60,6 +60,8 @@ pub enum ClauseError {
     VarHead,
     /// The head (or a body goal) is not callable: a number, string...
     NotCallable(Cell),
+    /// The clause is a cyclic term (`X = f(X)`, then `assertz(X)`).
+    Cyclic,
 }
 
 /// Whether `name/arity` is a control construct whose arguments are goals.
@@ -139,7 +141,7 @@ pub fn compile_clause(store: &mut Store, term: Cell, span: Option<(Rc<str>, Span
         parts.push(head);
         parts.extend_from_slice(&goals);
         let whole = store.new_struct(atom::NECK, &parts);
-        let tmpl = store.copy_out(whole, &mut Vec::new());
+        let tmpl = store.copy_out(whole, &mut Vec::new()).map_err(|_| ClauseError::Cyclic)?;
         // copy_out puts the root at 0 and the `:-` header at 1.
         let key = match tmpl.cells[2] {
             Cell::Str(p) => Key::of(tmpl.cells[p + 1], &tmpl.cells),

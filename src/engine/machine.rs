@@ -4,7 +4,7 @@
 
 use super::atoms::{Atom, Atoms, atom};
 use super::db::{Candidates, ClauseCode, Db, Entry};
-use super::term::{Cell, Store, Tmpl};
+use super::term::{Cell, Cyclic, Store, Tmpl};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::rc::Rc;
@@ -278,8 +278,49 @@ impl Machine {
         let pi = self.store.new_struct(atom::SLASH, &[Cell::Atom(name), Cell::Int(arity as i64)]);
         let v = self.store.new_var();
         let ctx = self.store.new_struct(atom::CONTEXT, &[pi, v]);
+        self.error_ball(formal, ctx)
+    }
+
+    /// `error(Formal, Context)` as an exception.
+    fn error_ball(&mut self, formal: Cell, ctx: Cell) -> Exc {
         let ball = self.store.new_struct(atom::ERROR, &[formal, ctx]);
-        Exc::Throw(self.store.copy_out(ball, &mut Vec::new()))
+        if let Ok(t) = self.store.copy_out(ball, &mut Vec::new()) {
+            return Exc::Throw(t);
+        }
+        // The culprit is cyclic (a cyclic list given to length/2...): the
+        // error keeps its kind, with a variable for what cannot be copied.
+        let formal = self.store.deref(formal);
+        if let Some((f, n)) = self.store.functor(formal)
+            && n > 0
+        {
+            let mut args = Vec::with_capacity(n);
+            for i in 0..n {
+                let a = self.store.arg(formal, i);
+                args.push(if self.store.acyclic(a) { a } else { self.store.new_var() });
+            }
+            let formal = self.store.new_struct(f, &args);
+            let ball = self.store.new_struct(atom::ERROR, &[formal, ctx]);
+            if let Ok(t) = self.store.copy_out(ball, &mut Vec::new()) {
+                return Exc::Throw(t);
+            }
+        }
+        self.cyclic_error()
+    }
+
+    /// `representation_error(cyclic_term)`: a term that must be copied
+    /// (by findall/3, assertz/1, copy_term/2, throw/1...) is cyclic.
+    pub fn cyclic_error(&mut self) -> Exc {
+        let what = self.atoms.intern("cyclic_term");
+        self.repr_error(what)
+    }
+
+    /// `representation_error(cyclic_term)` naming no predicate: a query's
+    /// answer is cyclic, so it can be neither written nor copied.
+    pub fn cyclic_answer_error(&mut self) -> Exc {
+        let what = Cell::Atom(self.atoms.intern("cyclic_term"));
+        let formal = self.store.new_struct(atom::REPR_ERROR, &[what]);
+        let ctx = self.store.new_var();
+        self.error_ball(formal, ctx)
     }
 
     pub fn inst_error(&mut self) -> Exc {
@@ -380,7 +421,13 @@ impl Machine {
     pub(crate) fn bag_add(&mut self, bag: usize, t: Cell) -> Result<(), Exc> {
         let mut vars = std::mem::take(&mut self.bag_vars);
         vars.clear();
-        let cells = self.store.copy_out_scratch(t, &mut vars);
+        let cells = match self.store.copy_out_scratch(t, &mut vars) {
+            Ok(cells) => cells,
+            Err(Cyclic) => {
+                self.bag_vars = vars;
+                return Err(self.cyclic_error());
+            }
+        };
         let b = &mut self.bags[bag];
         let before = b.size();
         b.cells.extend_from_slice(cells);

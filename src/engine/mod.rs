@@ -28,6 +28,7 @@ use atoms::atom;
 use compile::{ClauseError, ast_to_heap, compile_clause};
 use machine::Machine;
 use std::rc::Rc;
+use term::Cyclic;
 
 const PRELUDE: &str = include_str!("prelude.pl");
 
@@ -221,6 +222,7 @@ impl Engine {
                 Err(e) => {
                     let msg = match e {
                         ClauseError::VarHead => "the head of this clause is a variable".to_string(),
+                        ClauseError::Cyclic => "this clause is a cyclic term".to_string(),
                         ClauseError::NotCallable(c) => {
                             format!(
                                 "`{}` cannot be a goal or a clause head",
@@ -490,7 +492,14 @@ impl Engine {
             match self.m.solve(retry) {
                 Ok(true) => {
                     let roots = self.m.roots.clone();
-                    results.push(roots.iter().map(|&c| self.m.store.copy_out(c, &mut Vec::new())).collect());
+                    let copies = roots.iter().map(|&c| self.m.store.copy_out(c, &mut Vec::new())).collect();
+                    match copies {
+                        Ok(r) => results.push(r),
+                        Err(Cyclic) => {
+                            let e = self.m.cyclic_answer_error();
+                            return Err(self.query_error(e));
+                        }
+                    }
                     if self.m.choices.is_empty() {
                         break;
                     }
@@ -514,7 +523,11 @@ impl Engine {
         self.reset();
         let mut vars = Vec::new();
         let c = ast_to_heap(&clause.term, &mut self.m.atoms, &mut self.m.store, &mut vars);
-        Ok(self.m.store.copy_out(c, &mut Vec::new()))
+        // A term read from text is finite.
+        self.m.store.copy_out(c, &mut Vec::new()).map_err(|Cyclic| {
+            let e = self.m.cyclic_error();
+            self.query_error(e)
+        })
     }
 
     /// A term as `writeq/1` writes it, its variables named `_A`, `_B`...
@@ -534,7 +547,7 @@ impl Engine {
     pub fn list_terms(&mut self, t: &Tmpl) -> Option<Vec<Tmpl>> {
         let c = self.m.store.copy_in(t, &mut Vec::new());
         let items = self.m.list_items(c)?;
-        Some(items.into_iter().map(|x| self.m.store.copy_out(x, &mut Vec::new())).collect())
+        items.into_iter().map(|x| self.m.store.copy_out(x, &mut Vec::new()).ok()).collect()
     }
 
     /// The name and arguments of a compound term, each argument a term of
@@ -544,7 +557,9 @@ impl Engine {
         let c = self.m.store.deref(c);
         let Cell::Str(_) = c else { return None };
         let (f, n) = self.m.store.functor(c)?;
-        let args = (0..n).map(|i| self.m.store.copy_out(self.m.store.arg(c, i), &mut Vec::new())).collect();
+        let args = (0..n)
+            .map(|i| self.m.store.copy_out(self.m.store.arg(c, i), &mut Vec::new()).ok())
+            .collect::<Option<_>>()?;
         Some((self.m.atoms.name(f).to_string(), args))
     }
 
@@ -622,9 +637,14 @@ impl Query<'_> {
         &self.names
     }
 
-    fn answer(&mut self) -> Answer {
+    fn answer(&mut self) -> Result<Answer, Cyclic> {
         let m = &mut self.engine.m;
         let roots = m.roots.clone();
+        // A cyclic binding (`X = f(X)`) can be neither written nor copied
+        // (the `_` variables are not shown).
+        if !self.names.iter().zip(&roots).all(|(name, &c)| name.starts_with('_') || m.store.acyclic(c)) {
+            return Err(Cyclic);
+        }
         // Name unbound query variables by their own names, other free
         // variables _A, _B...; undo it all afterwards.
         let mut named: Vec<usize> = Vec::new();
@@ -666,13 +686,14 @@ impl Query<'_> {
             }
             let text = m.format_term(v, &WriteOpts::writeq());
             let display = m.format_term(v, &WriteOpts::answer());
-            let term = m.store.copy_out(v, &mut Vec::new());
+            // (Finite: checked above.)
+            let Ok(term) = m.store.copy_out(v, &mut Vec::new()) else { break };
             bindings.push(Binding { name: name.clone(), text, display, term });
         }
         for a in named {
             m.store.heap[a] = Cell::Ref(a);
         }
-        Answer { bindings, output: std::mem::take(&mut m.out) }
+        Ok(Answer { bindings, output: std::mem::take(&mut m.out) })
     }
 }
 
@@ -691,7 +712,14 @@ impl Iterator for Query<'_> {
                     // No choice point left: this was the last answer.
                     self.state = State::Done;
                 }
-                Some(Ok(self.answer()))
+                match self.answer() {
+                    Ok(a) => Some(Ok(a)),
+                    Err(Cyclic) => {
+                        self.state = State::Done;
+                        let e = self.engine.m.cyclic_answer_error();
+                        Some(Err(self.engine.query_error(e)))
+                    }
+                }
             }
             Ok(false) => {
                 self.state = State::Done;

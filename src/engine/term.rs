@@ -84,6 +84,67 @@ enum Key {
     Fun(Atom, u32),
 }
 
+/// The subterms of a term, depth first, left to right, each dereferenced
+/// (`next`). A walk that grows past the heap's size checks the term once:
+/// if it is cyclic, a compound met again is not entered again, so that the
+/// walk ends (having met every subterm at least once).
+pub struct TermWalk {
+    root: Cell,
+    stack: Vec<Cell>,
+    budget: usize,
+    seen: Option<super::db::FastMap<usize, ()>>,
+}
+
+impl TermWalk {
+    pub fn new(store: &Store, root: Cell) -> TermWalk {
+        TermWalk { root, stack: vec![root], budget: store.heap.len() + 1024, seen: None }
+    }
+
+    pub fn next(&mut self, store: &Store) -> Option<Cell> {
+        let c = store.deref(self.stack.pop()?);
+        if let Cell::Str(p) | Cell::Lst(p) = c {
+            if self.budget > 0 {
+                self.budget -= 1;
+                if self.budget == 0 && !store.acyclic(self.root) {
+                    self.seen = Some(Default::default());
+                }
+            }
+            if let Some(seen) = &mut self.seen
+                && seen.insert(p, ()).is_some()
+            {
+                return Some(c);
+            }
+            store.push_args(c, &mut self.stack);
+        }
+        Some(c)
+    }
+}
+
+/// A term that cannot be copied because it is cyclic (`X = f(X)`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cyclic;
+
+/// Finds a cyclic list (`L = [a|L]`) during a walk, so that no walk runs
+/// forever: every list cell is on the heap, at its own address, so a walk
+/// that passes more list cells than the heap has cells has come round
+/// again. (One decrement a cell: list walks are hot in game code.)
+pub struct ListCycle {
+    left: usize,
+}
+
+impl ListCycle {
+    pub fn new(store: &Store) -> ListCycle {
+        ListCycle { left: store.heap.len() + 1 }
+    }
+
+    /// Counts one list cell: true when the list is cyclic.
+    #[inline(always)]
+    pub fn step(&mut self) -> bool {
+        self.left -= 1;
+        self.left == 0
+    }
+}
+
 /// The heap and trail.
 #[derive(Debug, Default)]
 pub struct Store {
@@ -212,15 +273,35 @@ impl Store {
         }
     }
 
-    /// The elements of a list and what ends it (`[]` for a proper list).
+    /// The elements of a list and what ends it (`[]` for a proper list; a
+    /// list cell for a cyclic list, which is no list either).
     pub fn list_walk(&self, c: Cell) -> (Vec<Cell>, Cell) {
         let mut v = Vec::new();
+        let mut cycle = ListCycle::new(self);
         let mut l = self.deref(c);
         while let Cell::Lst(p) = l {
+            if cycle.step() {
+                break;
+            }
             v.push(self.heap[p]);
             l = self.deref(self.heap[p + 1]);
         }
         (v, l)
+    }
+
+    /// The length of a list and what ends it (as [`Store::list_walk`]).
+    pub fn list_end(&self, c: Cell) -> (usize, Cell) {
+        let mut n = 0;
+        let mut cycle = ListCycle::new(self);
+        let mut l = self.deref(c);
+        while let Cell::Lst(p) = l {
+            if cycle.step() {
+                break;
+            }
+            n += 1;
+            l = self.deref(self.heap[p + 1]);
+        }
+        (n, l)
     }
 
     /// Argument `i` (0-based) of a compound cell.
@@ -456,14 +537,53 @@ impl Store {
     /// numbered in order of first appearance and their heap addresses
     /// appended to `vars` (which may already hold some, shared between
     /// several copies).
-    pub fn copy_out(&mut self, root: Cell, vars: &mut Vec<usize>) -> Tmpl {
-        self.copy_out_scratch(root, vars);
-        Tmpl { nvars: vars.len(), cells: self.copy_cells.as_slice().into() }
+    pub fn copy_out(&mut self, root: Cell, vars: &mut Vec<usize>) -> Result<Tmpl, Cyclic> {
+        self.copy_out_scratch(root, vars)?;
+        Ok(Tmpl { nvars: vars.len(), cells: self.copy_cells.as_slice().into() })
+    }
+
+    /// Whether a term is finite: `X = f(X)` (no occurs check, as in every
+    /// Prolog) makes one that is not. Walks the term once, remembering the
+    /// compounds on the path from the root.
+    pub fn acyclic(&self, root: Cell) -> bool {
+        // A compound's address: on the path (true) or done (false).
+        let mut seen: super::db::FastMap<usize, bool> = Default::default();
+        // A cell to visit, or (`true`) a compound to leave.
+        let mut stack = vec![(root, false)];
+        while let Some((c, leave)) = stack.pop() {
+            let c = self.deref(c);
+            let p = match c {
+                Cell::Str(p) | Cell::Lst(p) => p,
+                _ => continue,
+            };
+            if leave {
+                seen.insert(p, false);
+                continue;
+            }
+            match seen.get(&p) {
+                Some(true) => return false,
+                Some(false) => continue,
+                None => {}
+            }
+            seen.insert(p, true);
+            stack.push((c, true));
+            let args = match c {
+                Cell::Str(p) => match self.heap[p] {
+                    Cell::Fun(_, n) => p + 1..p + 1 + n as usize,
+                    _ => unreachable!("Str points at Fun"),
+                },
+                _ => p..p + 2,
+            };
+            stack.extend(self.heap[args].iter().rev().map(|&a| (a, false)));
+        }
+        true
     }
 
     /// `copy_out` into a buffer the store keeps (no allocation once it has
-    /// grown): the template's cells, valid until the next copy.
-    pub fn copy_out_scratch(&mut self, root: Cell, vars: &mut Vec<usize>) -> &[Cell] {
+    /// grown): the template's cells, valid until the next copy. A copy
+    /// larger than the heap is either of a term with shared subterms or of
+    /// a cyclic one, which cannot be copied: the term is checked once then.
+    pub fn copy_out_scratch(&mut self, root: Cell, vars: &mut Vec<usize>) -> Result<&[Cell], Cyclic> {
         // Mark known variables so each is found in constant time.
         for (k, &a) in vars.iter().enumerate() {
             self.heap[a] = Cell::Fun(atom::VAR_, k as u32);
@@ -474,7 +594,18 @@ impl Store {
         let mut work = std::mem::take(&mut self.copy_work);
         work.clear();
         work.push((root, 0));
+        let mut check_at = self.heap.len() + 1024;
+        let mut cyclic = false;
         while let Some((c, dst)) = work.pop() {
+            if cells.len() > check_at {
+                check_at = usize::MAX;
+                // The marks of the variables met so far are still in place:
+                // `acyclic` reads them as constants.
+                if !self.acyclic(root) {
+                    cyclic = true;
+                    break;
+                }
+            }
             let c = self.deref(c);
             cells[dst] = match c {
                 Cell::Ref(a) => {
@@ -522,7 +653,11 @@ impl Store {
         }
         self.copy_work = work;
         self.copy_cells = cells;
-        &self.copy_cells
+        if cyclic {
+            self.copy_cells.clear();
+            return Err(Cyclic);
+        }
+        Ok(&self.copy_cells)
     }
 
     /// Copies a template onto the heap with fresh variables (or the values

@@ -4,7 +4,7 @@
 
 use super::atoms::atom;
 use super::machine::Machine;
-use super::term::Cell;
+use super::term::{Cell, TermWalk};
 use crate::syntax::ops;
 
 /// Options of `write_term/2`.
@@ -209,7 +209,14 @@ impl Machine {
         }
         let mut out = Out { s: String::new(), after_sign: false };
         let mut tasks = vec![Task::Term(c, 1200, 0)];
+        // A cyclic term is written to a depth of 10 (the writing would not
+        // end); it is checked for once the writing outgrows the heap.
+        let mut check_in = self.store.heap.len() + 1024;
         while let Some(t) = tasks.pop() {
+            check_in = check_in.saturating_sub(1);
+            if check_in == 1 && !(1..=10).contains(&opts.max_depth) && !self.store.acyclic(c) {
+                return self.format_term(c, &WriteOpts { max_depth: 10, ..*opts });
+            }
             match t {
                 Task::Text(s) => out.token(s),
                 Task::Owned(s) => out.token(&s),
@@ -254,15 +261,13 @@ impl Machine {
     }
 
     fn var_occurrences(&self, c: Cell, counts: &mut Vec<(usize, usize)>) {
-        let mut stack = vec![c];
-        while let Some(c) = stack.pop() {
-            match self.store.deref(c) {
-                Cell::Ref(a) => match counts.iter_mut().find(|(b, _)| *b == a) {
+        let mut walk = TermWalk::new(&self.store, c);
+        while let Some(c) = walk.next(&self.store) {
+            if let Cell::Ref(a) = c {
+                match counts.iter_mut().find(|(b, _)| *b == a) {
                     Some((_, n)) => *n += 1,
                     None => counts.push((a, 1)),
-                },
-                c @ (Cell::Str(_) | Cell::Lst(_)) => self.store.push_args(c, &mut stack),
-                _ => {}
+                }
             }
         }
     }

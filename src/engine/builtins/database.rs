@@ -95,7 +95,7 @@ pub(super) fn bi_current_predicate(m: &mut Machine, a: &[Cell]) -> Res {
 
 pub(super) fn bi_setval(m: &mut Machine, a: &[Cell]) -> Res {
     let k = m.atom_of(a[0])?;
-    let t = m.store.copy_out(a[1], &mut Vec::new());
+    let Ok(t) = m.store.copy_out(a[1], &mut Vec::new()) else { return Err(m.cyclic_error()) };
     m.globals.insert(k, t);
     Ok(true)
 }
@@ -207,6 +207,7 @@ impl Machine {
             Ok(c) => c,
             Err(ClauseError::VarHead) => return Err(self.inst_error()),
             Err(ClauseError::NotCallable(c)) => return Err(self.type_error(atom::CALLABLE, c)),
+            Err(ClauseError::Cyclic) => return Err(self.cyclic_error()),
         };
         let pred = self.db.pred_mut(f, n as u32).expect("checked modifiable");
         pred.dynamic = true;

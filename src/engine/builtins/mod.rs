@@ -79,7 +79,7 @@ pub fn register(m: &mut Machine) {
         ("arg", 3, bi_arg),
         ("=..", 2, bi_univ),
         ("copy_term", 2, |m, a| {
-            let t = m.store.copy_out(a[0], &mut Vec::new());
+            let Ok(t) = m.store.copy_out(a[0], &mut Vec::new()) else { return Err(m.cyclic_error()) };
             let c = m.store.copy_in(&t, &mut Vec::new());
             Ok(m.store.unify(a[1], c))
         }),
@@ -353,17 +353,9 @@ impl Machine {
 
     /// Length of a proper list, `None` if it is not one.
     pub fn list_len(&self, c: Cell) -> Option<usize> {
-        let mut n = 0;
-        let mut l = self.store.deref(c);
-        loop {
-            match l {
-                Cell::Lst(p) => {
-                    n += 1;
-                    l = self.store.deref(self.store.heap[p + 1]);
-                }
-                Cell::Atom(atom::NIL) => return Some(n),
-                _ => return None,
-            }
+        match self.store.list_end(c) {
+            (n, Cell::Atom(atom::NIL)) => Some(n),
+            _ => None,
         }
     }
 

@@ -4,7 +4,7 @@
 use super::super::arith::{self};
 use super::super::atoms::{Atom, atom};
 use super::super::machine::{Alt, Machine, Res};
-use super::super::term::{Cell, compare_numbers, type_rank};
+use super::super::term::{Cell, ListCycle, TermWalk, compare_numbers, type_rank};
 use super::*;
 use std::cmp::Ordering;
 
@@ -272,13 +272,9 @@ pub(super) fn bi_numbervars(m: &mut Machine, a: &[Cell]) -> Res {
 }
 
 pub(super) fn bi_length(m: &mut Machine, a: &[Cell]) -> Res {
-    // Walk the list to its end.
-    let mut n: i64 = 0;
-    let mut l = m.store.deref(a[0]);
-    while let Cell::Lst(p) = l {
-        n += 1;
-        l = m.store.deref(m.store.heap[p + 1]);
-    }
+    // Walk the list to its end (a list cell if it is cyclic).
+    let (n, l) = m.store.list_end(a[0]);
+    let n = n as i64;
     let len = m.store.deref(a[1]);
     match (l, len) {
         (Cell::Atom(atom::NIL), _) => match len {
@@ -311,10 +307,7 @@ pub(super) fn bi_length(m: &mut Machine, a: &[Cell]) -> Res {
             Ok(true)
         }
         (Cell::Ref(_), other) => Err(m.type_error(atom::INTEGER, other)),
-        (other, _) => {
-            let _ = other;
-            Err(m.type_error(atom::LIST, a[0]))
-        }
+        _ => Err(m.type_error(atom::LIST, a[0])),
     }
 }
 
@@ -454,7 +447,11 @@ pub(super) fn bi_ord_memberchk(m: &mut Machine, a: &[Cell]) -> Res {
             flat_x = Some((fun, &flat[..n]));
         }
     }
+    let mut cycle = ListCycle::new(&m.store);
     while let Cell::Lst(p) = l {
+        if cycle.step() {
+            return Err(m.type_error(atom::LIST, a[1]));
+        }
         let e = m.store.deref(m.store.heap[p]);
         let order = match (flat_x, e) {
             (Some((fun, args)), Cell::Str(q)) => match (fun, m.store.heap[q]) {
@@ -478,9 +475,13 @@ pub(super) fn bi_memberchk(m: &mut Machine, a: &[Cell]) -> Res {
     let mut l = m.store.deref(a[1]);
     let x = m.store.deref(a[0]);
     let probe = m.store.probe(x);
+    let mut cycle = ListCycle::new(&m.store);
     loop {
         match l {
             Cell::Lst(p) => {
+                if cycle.step() {
+                    return Err(m.type_error(atom::LIST, a[1]));
+                }
                 if m.store.probe_may_unify(&probe, m.store.heap[p]) && m.unify_kept_if(x, m.store.heap[p], |_, _| true)
                 {
                     return Ok(true);
@@ -572,12 +573,10 @@ pub(super) fn bi_current_op(m: &mut Machine, a: &[Cell]) -> Res {
 
 impl Machine {
     pub fn is_ground(&self, c: Cell) -> bool {
-        let mut stack = vec![c];
-        while let Some(c) = stack.pop() {
-            match self.store.deref(c) {
-                Cell::Ref(_) => return false,
-                c @ (Cell::Str(_) | Cell::Lst(_)) => self.store.push_args(c, &mut stack),
-                _ => {}
+        let mut walk = TermWalk::new(&self.store, c);
+        while let Some(c) = walk.next(&self.store) {
+            if let Cell::Ref(_) = c {
+                return false;
             }
         }
         true
@@ -586,16 +585,12 @@ impl Machine {
     /// The distinct unbound variables of a term, in depth-first order.
     pub fn term_vars(&mut self, c: Cell) -> Vec<Cell> {
         let mut vars = Vec::new();
-        let mut stack = vec![c];
-        while let Some(c) = stack.pop() {
-            match self.store.deref(c) {
-                Cell::Ref(a) => {
-                    vars.push(Cell::Ref(a));
-                    // Mark as seen.
-                    self.store.heap[a] = Cell::Fun(atom::VAR_, 0);
-                }
-                c @ (Cell::Str(_) | Cell::Lst(_)) => self.store.push_args(c, &mut stack),
-                _ => {}
+        let mut walk = TermWalk::new(&self.store, c);
+        while let Some(c) = walk.next(&self.store) {
+            if let Cell::Ref(a) = c {
+                vars.push(Cell::Ref(a));
+                // Mark as seen.
+                self.store.heap[a] = Cell::Fun(atom::VAR_, 0);
             }
         }
         for v in &vars {
@@ -696,6 +691,8 @@ impl Machine {
             let same_functor = match (dx, dy) {
                 (Cell::Int(i), Cell::Int(j)) => return Some(i.cmp(&j)),
                 (Cell::Atom(a), Cell::Atom(b)) if a == b => return Some(Ordering::Equal),
+                // The same term (a cyclic one, too).
+                (Cell::Str(p), Cell::Str(q)) | (Cell::Lst(p), Cell::Lst(q)) if p == q => return Some(Ordering::Equal),
                 (Cell::Str(p), Cell::Str(q)) => {
                     // Two structures: by arity, then name, unless the same.
                     let (Cell::Fun(f, n), Cell::Fun(g, m)) = (self.store.heap[p], self.store.heap[q]) else {
@@ -880,7 +877,11 @@ impl Machine {
     /// element when 0), sorted in `keyed` as `ord` says.
     fn sort_into(&mut self, list: Cell, key: usize, ord: SortOrd, keyed: &mut Vec<(Cell, Cell)>) -> Result<(), Exc> {
         let mut l = self.store.deref(list);
+        let mut cycle = ListCycle::new(&self.store);
         while let Cell::Lst(p) = l {
+            if cycle.step() {
+                break;
+            }
             let c = self.store.heap[p];
             keyed.push((c, c));
             l = self.store.deref(self.store.heap[p + 1]);

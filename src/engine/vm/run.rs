@@ -915,6 +915,7 @@ impl Machine {
             let clause = self.store.new_struct(atom::NECK, &[head, g]);
             match crate::engine::compile::compile_clause(&mut self.store, clause, None) {
                 Ok(c) => Rc::new(c),
+                Err(crate::engine::compile::ClauseError::Cyclic) => return Err(self.cyclic_error()),
                 Err(_) => {
                     self.context = (atom::CALL, 1);
                     return Err(self.type_error(atom::CALLABLE, g));
@@ -1050,7 +1051,13 @@ impl Machine {
                     self.context = (atom::THROW, 1);
                     return Err(self.inst_error());
                 }
-                Err(Exc::Throw(self.store.copy_out(ball, &mut Vec::new())))
+                match self.store.copy_out(ball, &mut Vec::new()) {
+                    Ok(t) => Err(Exc::Throw(t)),
+                    Err(_) => {
+                        self.context = (atom::THROW, 1);
+                        Err(self.cyclic_error())
+                    }
+                }
             }
             Control::Halt0 => Err(Exc::Halt(0)),
             Control::Halt1 => match self.store.deref(x(self, 0)) {
