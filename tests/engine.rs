@@ -173,6 +173,7 @@ fn cyclic_terms_get_an_answer_or_an_error_never_a_hang() {
     assert_eq!(on_cyclic_list(&mut e, "is_list(_L)"), "no");
     assert_eq!(on_cyclic_list(&mut e, "memberchk(a, _L)"), "yes");
     assert_eq!(on_cyclic_list(&mut e, "_L == _L"), "yes");
+    assert_eq!(on_cyclic_list(&mut e, "_L =@= _L"), "yes");
     assert_eq!(on_cyclic_list(&mut e, "ground(_L)"), "yes");
     assert_eq!(on_cyclic_list(&mut e, "term_variables(_L, [])"), "yes");
     // What must copy the term cannot: findall/3, assertz/1, copy_term/2...

@@ -806,6 +806,12 @@ impl Machine {
 
     /// Whether two terms are variants (equal up to renaming variables).
     pub fn variant(&self, a: Cell, b: Cell) -> bool {
+        // A term is a variant of itself (a cyclic one, too).
+        if let (x @ (Cell::Str(_) | Cell::Lst(_)), y) = (self.store.deref(a), self.store.deref(b))
+            && x == y
+        {
+            return true;
+        }
         let mut map: Vec<(usize, usize)> = Vec::new();
         let mut stack = vec![(a, b)];
         while let Some((x, y)) = stack.pop() {
