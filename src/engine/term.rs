@@ -277,20 +277,17 @@ impl Store {
     /// list cell for a cyclic list, which is no list either).
     pub fn list_walk(&self, c: Cell) -> (Vec<Cell>, Cell) {
         let mut v = Vec::new();
-        let mut cycle = ListCycle::new(self);
-        let mut l = self.deref(c);
-        while let Cell::Lst(p) = l {
-            if cycle.step() {
-                break;
-            }
-            v.push(self.heap[p]);
-            l = self.deref(self.heap[p + 1]);
-        }
-        (v, l)
+        let (_, end) = self.list_each(c, |e| v.push(e));
+        (v, end)
     }
 
     /// The length of a list and what ends it (as [`Store::list_walk`]).
     pub fn list_end(&self, c: Cell) -> (usize, Cell) {
+        self.list_each(c, |_| {})
+    }
+
+    /// Calls `f` on each element of a list: their number and what ends it.
+    fn list_each(&self, c: Cell, mut f: impl FnMut(Cell)) -> (usize, Cell) {
         let mut n = 0;
         let mut cycle = ListCycle::new(self);
         let mut l = self.deref(c);
@@ -298,6 +295,7 @@ impl Store {
             if cycle.step() {
                 break;
             }
+            f(self.heap[p]);
             n += 1;
             l = self.deref(self.heap[p + 1]);
         }
