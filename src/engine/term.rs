@@ -287,7 +287,7 @@ impl Store {
     }
 
     /// Calls `f` on each element of a list: their number and what ends it.
-    fn list_each(&self, c: Cell, mut f: impl FnMut(Cell)) -> (usize, Cell) {
+    pub fn list_each(&self, c: Cell, mut f: impl FnMut(Cell)) -> (usize, Cell) {
         let mut n = 0;
         let mut cycle = ListCycle::new(self);
         let mut l = self.deref(c);

@@ -55,6 +55,8 @@ pub(crate) struct SortKeys {
     named: Vec<u32>,
     /// The heap addresses of arguments still to write (start, end).
     stack: Vec<(usize, usize)>,
+    /// The name ids in standard order, then each id's rank.
+    order: Vec<u32>,
     rank: Vec<u32>,
 }
 
@@ -116,6 +118,7 @@ impl SortKeys {
         self.names.clear();
         self.named.clear();
         self.stack.clear();
+        self.order.clear();
         self.rank.clear();
     }
 
@@ -158,10 +161,11 @@ impl SortKeys {
             self.spans.push((start, self.words.len() as u32, elem));
         }
         // Ranks: the names in standard order.
-        let mut order: Vec<u32> = (0..self.names.len() as u32).collect();
-        order.sort_by(|&i, &j| atoms.cmp_names(self.names[i as usize], self.names[j as usize]));
-        self.rank.resize(self.names.len(), 0);
-        for (r, &i) in order.iter().enumerate() {
+        let names = &self.names;
+        self.order.extend(0..names.len() as u32);
+        self.order.sort_by(|&i, &j| atoms.cmp_names(names[i as usize], names[j as usize]));
+        self.rank.resize(names.len(), 0);
+        for (r, &i) in self.order.iter().enumerate() {
             self.rank[i as usize] = r as u32;
         }
         for &at in &self.named {

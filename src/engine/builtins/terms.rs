@@ -882,17 +882,8 @@ impl Machine {
     /// The elements of `list` with their keys (argument `key`, or the
     /// element when 0), sorted in `keyed` as `ord` says.
     fn sort_into(&mut self, list: Cell, key: usize, ord: SortOrd, keyed: &mut Vec<(Cell, Cell)>) -> Result<(), Exc> {
-        let mut l = self.store.deref(list);
-        let mut cycle = ListCycle::new(&self.store);
-        while let Cell::Lst(p) = l {
-            if cycle.step() {
-                break;
-            }
-            let c = self.store.heap[p];
-            keyed.push((c, c));
-            l = self.store.deref(self.store.heap[p + 1]);
-        }
-        match l {
+        let (_, end) = self.store.list_each(list, |c| keyed.push((c, c)));
+        match end {
             Cell::Atom(atom::NIL) => {}
             Cell::Ref(_) => return Err(self.inst_error()),
             _ => return Err(self.type_error(atom::LIST, list)),
