@@ -164,10 +164,25 @@ pub struct Store {
 }
 
 impl Store {
+    /// The cell at heap address `a`, which a live term holds: read without
+    /// a bounds check (see "The heap invariant" in `src/engine/README.md`;
+    /// debug builds, and so the test suite, check it).
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub fn at(&self, a: usize) -> Cell {
+        debug_assert!(a < self.heap.len(), "heap address {a} at or above the top {}", self.heap.len());
+        // SAFETY: every address held by a live term is below the heap top:
+        // terms are built upwards, backtracking cuts the heap back only to
+        // a choice point's top, with every cell that survives (bindings
+        // undone by the trail, registers restored) older than that, and
+        // garbage collection relocates every live address.
+        unsafe { *self.heap.get_unchecked(a) }
+    }
+
     #[inline]
     pub fn deref(&self, mut c: Cell) -> Cell {
         while let Cell::Ref(a) = c {
-            let v = self.heap[a];
+            let v = self.at(a);
             if matches!(v, Cell::Ref(b) if b == a) {
                 return c;
             }
@@ -186,8 +201,11 @@ impl Store {
 
     /// Binds the unbound variable at `a` to `v`.
     #[inline]
+    #[allow(unsafe_code)]
     pub fn bind(&mut self, a: usize, v: Cell) {
-        self.heap[a] = v;
+        debug_assert!(a < self.heap.len(), "binding {a} at or above the top {}", self.heap.len());
+        // SAFETY: `a` is an unbound variable of a live term (see `at`).
+        unsafe { *self.heap.get_unchecked_mut(a) = v };
         if a < self.hb {
             self.trail.push(a);
         }
@@ -295,9 +313,9 @@ impl Store {
             if cycle.step() {
                 break;
             }
-            f(self.heap[p]);
+            f(self.at(p));
             n += 1;
-            l = self.deref(self.heap[p + 1]);
+            l = self.deref(self.at(p + 1));
         }
         (n, l)
     }
@@ -360,16 +378,16 @@ impl Store {
         let x = self.deref(x);
         let mut p = Probe { x, functor: None, keys: [(0, Key::Int(0)); PROBE_KEYS], n: 0 };
         if let Cell::Str(s) = x {
-            let Cell::Fun(f, arity) = self.heap[s] else { unreachable!("Str points at Fun") };
+            let Cell::Fun(f, arity) = self.at(s) else { unreachable!("Str points at Fun") };
             p.functor = Some((f, arity));
             for i in 1..=arity as usize {
                 if p.n == PROBE_KEYS {
                     break;
                 }
-                let key = match self.deref(self.heap[s + i]) {
+                let key = match self.deref(self.at(s + i)) {
                     Cell::Atom(a) => Key::Atom(a),
                     Cell::Int(i) => Key::Int(i),
-                    Cell::Str(q) => match self.heap[q] {
+                    Cell::Str(q) => match self.at(q) {
                         Cell::Fun(g, m) => Key::Fun(g, m),
                         _ => unreachable!("Str points at Fun"),
                     },
@@ -388,12 +406,12 @@ impl Store {
         let Some((f, n)) = p.functor else { return self.may_unify(p.x, e) };
         match self.deref(e) {
             Cell::Str(s) => {
-                matches!(self.heap[s], Cell::Fun(g, m) if g == f && m == n)
-                    && p.keys[..p.n].iter().all(|&(i, k)| match (self.deref(self.heap[s + i as usize]), k) {
+                matches!(self.at(s), Cell::Fun(g, m) if g == f && m == n)
+                    && p.keys[..p.n].iter().all(|&(i, k)| match (self.deref(self.at(s + i as usize)), k) {
                         (Cell::Ref(_), _) => true,
                         (Cell::Int(a), Key::Int(b)) => a == b,
                         (Cell::Atom(a), Key::Atom(b)) => a == b,
-                        (Cell::Str(q), Key::Fun(g, m)) => matches!(self.heap[q], Cell::Fun(h, j) if h == g && j == m),
+                        (Cell::Str(q), Key::Fun(g, m)) => matches!(self.at(q), Cell::Fun(h, j) if h == g && j == m),
                         _ => false,
                     })
             }
@@ -414,11 +432,11 @@ impl Store {
         };
         match (self.deref(a), self.deref(b)) {
             (Cell::Str(p), Cell::Str(q)) => {
-                if self.heap[p] != self.heap[q] {
+                if self.at(p) != self.at(q) {
                     return false;
                 }
-                let Cell::Fun(_, n) = self.heap[p] else { return true };
-                (1..=n as usize).all(|i| !clash(self.deref(self.heap[p + i]), self.deref(self.heap[q + i])))
+                let Cell::Fun(_, n) = self.at(p) else { return true };
+                (1..=n as usize).all(|i| !clash(self.deref(self.at(p + i)), self.deref(self.at(q + i))))
             }
             (x, y) => !clash(x, y),
         }
@@ -461,14 +479,14 @@ impl Store {
         if p == q {
             return true;
         }
-        let (Cell::Fun(f, n), Cell::Fun(g, m)) = (self.heap[p], self.heap[q]) else {
+        let (Cell::Fun(f, n), Cell::Fun(g, m)) = (self.at(p), self.at(q)) else {
             return false;
         };
         if f != g || n != m {
             return false;
         }
         for i in 1..=n as usize {
-            let (x, y) = (self.deref(self.heap[p + i]), self.deref(self.heap[q + i]));
+            let (x, y) = (self.deref(self.at(p + i)), self.deref(self.at(q + i)));
             match self.unify_flat(x, y) {
                 Some(true) => {}
                 Some(false) => return false,
@@ -501,8 +519,8 @@ impl Store {
                 }
                 (Cell::Lst(p), Cell::Lst(q)) => {
                     if p != q {
-                        self.pairs.push((self.heap[p + 1], self.heap[q + 1]));
-                        self.pairs.push((self.heap[p], self.heap[q]));
+                        self.pairs.push((self.at(p + 1), self.at(q + 1)));
+                        self.pairs.push((self.at(p), self.at(q)));
                     }
                 }
                 (Cell::Str(p), Cell::Str(q)) => {
@@ -632,7 +650,7 @@ impl Store {
                 }
                 Cell::Lst(p) => {
                     let q = cells.len();
-                    let (h, t) = (self.deref(self.heap[p]), self.deref(self.heap[p + 1]));
+                    let (h, t) = (self.deref(self.at(p)), self.deref(self.at(p + 1)));
                     cells.push(if h.is_atomic() { h } else { Cell::Atom(atom::NIL) });
                     cells.push(if t.is_atomic() { t } else { Cell::Atom(atom::NIL) });
                     if !t.is_atomic() {

@@ -152,7 +152,7 @@ impl Machine {
                         }
                     },
                     Instr::GetStruct(f, n, a) => match self.store.deref(self.vm.x[a as usize]) {
-                        Cell::Str(p) if self.store.heap[p] == Cell::Fun(f, n) => {
+                        Cell::Str(p) if self.store.at(p) == Cell::Fun(f, n) => {
                             s = p + 1;
                             wr = false;
                         }
@@ -219,7 +219,7 @@ impl Machine {
                     Instr::UnifyConst(c) => {
                         if wr {
                             self.store.heap[s] = c;
-                        } else if !self.store.unify_const(self.store.heap[s], c) {
+                        } else if !self.store.unify_const(self.store.at(s), c) {
                             go = Ok(None);
                             continue 'outer;
                         }
@@ -235,7 +235,7 @@ impl Machine {
                         if wr {
                             let v = self.build_tm(t, 0, t.cells.len());
                             self.store.heap[s] = v;
-                        } else if !self.get_term(t, self.store.heap[s]) {
+                        } else if !self.get_term(t, self.store.at(s)) {
                             go = Ok(None);
                             continue 'outer;
                         }
@@ -475,7 +475,7 @@ impl Machine {
         let n = self.operand(a.n)?;
         let t = *self.reg(a.t);
         let (first, arity) = match self.store.deref(t) {
-            Cell::Str(p) => match self.store.heap[p] {
+            Cell::Str(p) => match self.store.at(p) {
                 Cell::Fun(_, k) => (p + 1, k as i64),
                 _ => return None,
             },
@@ -489,7 +489,7 @@ impl Machine {
             n if n > arity => return Some(false),
             _ => {}
         }
-        let v = self.store.heap[first + n as usize - 1];
+        let v = self.store.at(first + n as usize - 1);
         Some(match a.dst {
             ArgDst::New(code) => {
                 *self.reg(code) = v;
@@ -527,7 +527,7 @@ impl Machine {
     /// unify.
     #[inline(always)]
     fn uarg_read(&mut self, u: UArg, s: usize) -> bool {
-        let c = self.store.heap[s];
+        let c = self.store.at(s);
         match u {
             UArg::VarX(x) => self.vm.x[x as usize] = c,
             UArg::ValX(x) => return self.store.unify(self.vm.x[x as usize], c),
@@ -585,7 +585,7 @@ impl Machine {
             self.store.heap[s] = Cell::Ref(s);
             Cell::Ref(s)
         } else {
-            self.store.heap[s]
+            self.store.at(s)
         }
     }
 
@@ -597,7 +597,7 @@ impl Machine {
             self.store.heap[s] = self.store.deref(v);
             true
         } else {
-            self.store.unify(v, self.store.heap[s])
+            self.store.unify(v, self.store.at(s))
         }
     }
 
@@ -1285,16 +1285,16 @@ impl Machine {
                     break 'unify true;
                 }
                 Cell::Lst(q) if t.lst => {
-                    work.push((1, self.store.heap[q + 1]));
-                    work.push((0, self.store.heap[q]));
+                    work.push((1, self.store.at(q + 1)));
+                    work.push((0, self.store.at(q)));
                 }
                 Cell::Str(q) if !t.lst => {
-                    if self.store.heap[q] != t.cells[0] {
+                    if self.store.at(q) != t.cells[0] {
                         break 'unify false;
                     }
                     let Cell::Fun(_, n) = t.cells[0] else { unreachable!("a structure template") };
                     for k in (1..=n as usize).rev() {
-                        work.push((k, self.store.heap[q + k]));
+                        work.push((k, self.store.at(q + k)));
                     }
                 }
                 _ => break 'unify false,
@@ -1318,12 +1318,12 @@ impl Machine {
                             self.store.bind(r, built);
                         }
                         Cell::Str(q) => {
-                            if self.store.heap[q] != t.cells[p] {
+                            if self.store.at(q) != t.cells[p] {
                                 break 'unify false;
                             }
                             let Cell::Fun(_, n) = t.cells[p] else { unreachable!() };
                             for k in (1..=n as usize).rev() {
-                                work.push((p + k, self.store.heap[q + k]));
+                                work.push((p + k, self.store.at(q + k)));
                             }
                         }
                         _ => break 'unify false,
@@ -1334,8 +1334,8 @@ impl Machine {
                             self.store.bind(r, built);
                         }
                         Cell::Lst(q) => {
-                            work.push((p + 1, self.store.heap[q + 1]));
-                            work.push((p, self.store.heap[q]));
+                            work.push((p + 1, self.store.at(q + 1)));
+                            work.push((p, self.store.at(q)));
                         }
                         _ => break 'unify false,
                     },
