@@ -722,13 +722,13 @@ impl Machine {
         let p = &self.db.preds[i];
         // One clause: its head decides.
         if p.clauses.len() == 1 {
-            let code = Cont::start(p.clauses[0].vm.get()?);
+            let code = p.entry(0)?;
             self.vm.b0 = self.choices.len() as u32;
             return Some(code);
         }
         let cands = p.select(&self.vm.x[..n as usize], &self.store)?;
         let code = match cands.first() {
-            Some(&c) => Cont::start(p.clauses[c as usize].vm.get()?),
+            Some(&c) => p.entry(c as usize)?,
             None => Cont::start(&self.vm.fail_code),
         };
         self.vm.b0 = self.choices.len() as u32;
@@ -754,7 +754,9 @@ impl Machine {
                 None => return p.build_indexes(n as usize),
             }
         };
-        let _ = compiled(&self.db, &self.db.preds[i].clauses[first], &mut self.vm);
+        let clause = self.db.preds[i].clauses[first].clone();
+        let code = Cont::start(compiled(&self.db, &clause, &mut self.vm));
+        self.db.preds[i].set_entry(first, code);
     }
 
     /// Calls predicate number `i` (or `f/n` by name) with its arguments in
