@@ -741,7 +741,7 @@ impl Machine {
     }
 
     /// Builds what `enter_pred` found missing: an index, else the code of
-    /// the first candidate clause.
+    /// the first candidate clause (compiled if it is not yet) in its entry.
     fn prepare_pred(&mut self, i: usize, n: u32) {
         let args = &self.vm.x[..n as usize];
         let p = &mut self.db.preds[i];
