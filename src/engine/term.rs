@@ -120,6 +120,18 @@ impl TermWalk {
     }
 }
 
+/// The pairs of compound terms (by address, either order) that a walk
+/// over two rational trees has met: each is taken apart once.
+#[derive(Debug, Default)]
+pub struct CompoundPairs(super::db::FastMap<(usize, usize), ()>);
+
+impl CompoundPairs {
+    /// Records the pair: false when it was met before.
+    pub fn insert(&mut self, p: usize, q: usize) -> bool {
+        self.0.insert((p.min(q), p.max(q)), ()).is_none()
+    }
+}
+
 /// A term that cannot be copied because it is cyclic (`X = f(X)`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Cyclic;
@@ -161,6 +173,8 @@ pub struct Store {
     copy_work: Vec<(Cell, usize)>,
     /// Scratch cells of `copy_out` (the template gets an exact-size copy).
     copy_cells: Vec<Cell>,
+    /// The compound pairs met by a unification of rational trees.
+    rational: CompoundPairs,
 }
 
 impl Store {
@@ -460,7 +474,9 @@ impl Store {
         // Two structures (the commonest case) are taken apart here: when
         // their arguments are variables and constants, no pair waits.
         let ok = match (a, b) {
-            (Cell::Str(p), Cell::Str(q)) => self.unify_structs(p, q) && self.unify_loop(base),
+            (Cell::Str(p), Cell::Str(q)) => {
+                self.unify_structs(p, q) && (self.pairs.len() == base || self.unify_loop(base))
+            }
             _ => {
                 self.pairs.push((a, b));
                 self.unify_loop(base)
@@ -496,7 +512,18 @@ impl Store {
         true
     }
 
+    /// Unifies the pairs on `pairs` above `base`. Taking apart more
+    /// compound pairs than the heap has cells happens only when the terms
+    /// are cyclic (or share much): the rest is then unified as rational
+    /// trees, a pair of compounds met again being skipped (assumed to
+    /// unify, as it does if the rest does), so that it ends.
     fn unify_loop(&mut self, base: usize) -> bool {
+        self.unify_pairs::<false>(base)
+    }
+
+    #[inline(always)]
+    fn unify_pairs<const RATIONAL: bool>(&mut self, base: usize) -> bool {
+        let mut budget = self.heap.len();
         while self.pairs.len() > base {
             let (a, b) = self.pairs.pop().expect("pairs not empty");
             let a = self.deref(a);
@@ -517,21 +544,38 @@ impl Store {
                         return false;
                     }
                 }
-                (Cell::Lst(p), Cell::Lst(q)) => {
-                    if p != q {
+                (Cell::Lst(p), Cell::Lst(q)) | (Cell::Str(p), Cell::Str(q)) if p != q => {
+                    if RATIONAL {
+                        if !self.rational.insert(p, q) {
+                            continue;
+                        }
+                    } else if budget == 0 {
+                        self.pairs.push((a, b));
+                        return self.unify_rational(base);
+                    } else {
+                        budget -= 1;
+                    }
+                    if let Cell::Lst(_) = a {
                         self.pairs.push((self.at(p + 1), self.at(q + 1)));
                         self.pairs.push((self.at(p), self.at(q)));
-                    }
-                }
-                (Cell::Str(p), Cell::Str(q)) => {
-                    if !self.unify_structs(p, q) {
+                    } else if !self.unify_structs(p, q) {
                         return false;
                     }
                 }
+                (Cell::Lst(_), Cell::Lst(_)) | (Cell::Str(_), Cell::Str(_)) => {}
                 _ => return false,
             }
         }
         true
+    }
+
+    /// `unify_loop` on rational trees (cyclic terms).
+    #[cold]
+    #[inline(never)]
+    fn unify_rational(&mut self, base: usize) -> bool {
+        let ok = self.unify_pairs::<true>(base);
+        self.rational = CompoundPairs::default();
+        ok
     }
 
     fn texts_equal(&self, x: u32, y: u32) -> bool {

@@ -4,7 +4,7 @@
 use super::super::arith::{self};
 use super::super::atoms::{Atom, atom};
 use super::super::machine::{Alt, Machine, Res};
-use super::super::term::{Cell, ListCycle, TermWalk, compare_numbers, type_rank};
+use super::super::term::{Cell, CompoundPairs, ListCycle, TermWalk, compare_numbers, type_rank};
 use super::*;
 use std::cmp::Ordering;
 
@@ -684,7 +684,13 @@ impl Machine {
     fn compare_small(&self, a: Cell, b: Cell, depth: u32) -> Option<Ordering> {
         const MAX_DEPTH: u32 = 48;
         let (mut x, mut y) = (a, b);
+        // Each turn goes one compound deeper: more turns than the heap has
+        // cells only on a cyclic term (left to `compare_deep`).
+        let mut cycle = ListCycle::new(&self.store);
         loop {
+            if cycle.step() {
+                return None;
+            }
             let (dx, dy) = (self.store.deref(x), self.store.deref(y));
             // The commonest cases first: integers, one atom, one functor
             // (or two lists).
@@ -776,17 +782,35 @@ impl Machine {
         }
     }
 
+    /// `compare_terms` with an explicit stack. Taking apart more compound
+    /// pairs than the heap has cells happens only on cyclic terms (or ones
+    /// that share much): the comparison then starts again on rational
+    /// trees, a pair of compounds met again counting as equal (as it is
+    /// if they differ nowhere else), so that it ends, as SWI-Prolog's does.
     fn compare_deep(&self, a: Cell, b: Cell) -> Ordering {
+        self.compare_pairs(a, b, None).unwrap_or_else(|| {
+            self.compare_pairs(a, b, Some(&mut CompoundPairs::default())).expect("a rational-tree comparison ends")
+        })
+    }
+
+    fn compare_pairs(&self, a: Cell, b: Cell, mut seen: Option<&mut CompoundPairs>) -> Option<Ordering> {
         let mut stack = vec![(a, b)];
+        let mut budget = self.store.heap.len();
         while let Some((x, y)) = stack.pop() {
             let x = self.store.deref(x);
             let y = self.store.deref(y);
             let (rx, ry) = (type_rank(x), type_rank(y));
             if rx != ry {
-                return rx.cmp(&ry);
+                return Some(rx.cmp(&ry));
             }
             let o = match (x, y) {
-                (Cell::Str(_) | Cell::Lst(_), _) => {
+                (Cell::Str(p) | Cell::Lst(p), Cell::Str(q) | Cell::Lst(q)) => {
+                    if p == q || seen.as_mut().is_some_and(|s| !s.insert(p, q)) {
+                        continue;
+                    }
+                    if seen.is_none() {
+                        budget = budget.checked_sub(1)?;
+                    }
                     let (o, n) = self.compare_functors(x, y);
                     if o == Ordering::Equal {
                         for i in (0..n).rev() {
@@ -798,10 +822,10 @@ impl Machine {
                 _ => self.compare_atomic(x, y),
             };
             if o != Ordering::Equal {
-                return o;
+                return Some(o);
             }
         }
-        Ordering::Equal
+        Some(Ordering::Equal)
     }
 
     /// Whether two terms are variants (equal up to renaming variables).
@@ -812,24 +836,42 @@ impl Machine {
         {
             return true;
         }
+        self.variant_pairs(a, b, None).unwrap_or_else(|| {
+            self.variant_pairs(a, b, Some(&mut CompoundPairs::default())).expect("a rational-tree walk ends")
+        })
+    }
+
+    /// `variant` of two terms; `None` when they take apart more compound
+    /// pairs than the heap has cells, unless `seen` is given: then (rational
+    /// trees, as in `compare_pairs`) a pair met again is not taken apart.
+    fn variant_pairs(&self, a: Cell, b: Cell, mut seen: Option<&mut CompoundPairs>) -> Option<bool> {
         let mut map: Vec<(usize, usize)> = Vec::new();
         let mut stack = vec![(a, b)];
+        let mut budget = self.store.heap.len();
         while let Some((x, y)) = stack.pop() {
             let x = self.store.deref(x);
             let y = self.store.deref(y);
+            if let (Cell::Str(p) | Cell::Lst(p), Cell::Str(q) | Cell::Lst(q)) = (x, y) {
+                if seen.as_mut().is_some_and(|s| !s.insert(p, q)) {
+                    continue;
+                }
+                if seen.is_none() {
+                    budget = budget.checked_sub(1)?;
+                }
+            }
             match (x, y) {
                 (Cell::Ref(p), Cell::Ref(q)) => {
                     match (map.iter().find(|(l, _)| *l == p), map.iter().find(|(_, r)| *r == q)) {
                         (None, None) => map.push((p, q)),
                         (Some(&(_, r)), Some(&(l, _))) if r == q && l == p => {}
-                        _ => return false,
+                        _ => return Some(false),
                     }
                 }
                 (Cell::Str(_) | Cell::Lst(_), Cell::Str(_) | Cell::Lst(_)) => {
                     let (f, n) = self.store.functor(x).expect("compound");
                     let (g, m) = self.store.functor(y).expect("compound");
                     if f != g || n != m {
-                        return false;
+                        return Some(false);
                     }
                     for i in 0..n {
                         stack.push((self.store.arg(x, i), self.store.arg(y, i)));
@@ -837,15 +879,15 @@ impl Machine {
                 }
                 _ => {
                     if type_rank(x) != type_rank(y) || self.compare_terms(x, y) != Ordering::Equal {
-                        return false;
+                        return Some(false);
                     }
                     if let (Cell::Int(_), Cell::Flt(_)) | (Cell::Flt(_), Cell::Int(_)) = (x, y) {
-                        return false;
+                        return Some(false);
                     }
                 }
             }
         }
-        true
+        Some(true)
     }
 
     pub(super) fn arith_cmp(&mut self, a: &[Cell], test: fn(Ordering) -> bool) -> Res {
