@@ -40,8 +40,9 @@ pub enum Alt {
     Findall { bag: u32, result: Cell, tail: Cell },
     /// The end of a `'$sample'/3`: the bag holds the solution kept.
     Sample { bag: u32, result: Cell },
-    /// The rest of a proper list for `member/2`.
-    Member { x: Cell, rest: Cell },
+    /// `member/2` on a proper list: the list cell (its address) of the
+    /// next element that may unify with `x`.
+    Member { x: Cell, at: usize },
     /// Successive integers for `between/3`.
     Between { var: Cell, next: i64, hi: i64 },
     /// Alternative sets of unifications (for nondeterministic builtins).

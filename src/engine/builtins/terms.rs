@@ -4,7 +4,7 @@
 use super::super::arith::{self};
 use super::super::atoms::{Atom, atom};
 use super::super::machine::{Alt, Machine, Res};
-use super::super::term::{Cell, CompoundPairs, ListCycle, TermWalk, compare_numbers, type_rank};
+use super::super::term::{Cell, CompoundPairs, ListCycle, Probe, TermWalk, compare_numbers, type_rank};
 use super::*;
 use std::cmp::Ordering;
 
@@ -401,26 +401,28 @@ impl Machine {
         Ordering::Equal
     }
 
-    /// The next element from `l` on that may unify with `x`, and the list
-    /// after it.
-    pub(crate) fn next_member(&self, x: Cell, mut l: Cell) -> Option<(Cell, Cell)> {
-        let probe = self.store.probe(x);
+    /// The list cell (its address) of the first element of `l` that may
+    /// unify with the probed term.
+    pub(crate) fn next_member(&self, probe: &Probe, mut l: Cell) -> Option<usize> {
         while let Cell::Lst(p) = self.store.deref(l) {
-            let (e, tail) = (self.store.heap[p], self.store.heap[p + 1]);
-            if self.store.probe_may_unify(&probe, e) {
-                return Some((e, tail));
+            if self.store.probe_may_unify(probe, self.store.at(p)) {
+                return Some(p);
             }
-            l = tail;
+            l = self.store.at(p + 1);
         }
         None
     }
 
+    /// `member(x, list)` on a proper list: the first element that may
+    /// unify, with a choice point only when a later one may too (so the
+    /// last candidate, often the only one, leaves none).
     fn first_member(&mut self, x: Cell, list: Cell) -> bool {
-        let Some((e, tail)) = self.next_member(x, list) else { return false };
-        if let Cell::Lst(_) = self.store.deref(tail) {
-            self.push_alt(Alt::Member { x, rest: tail });
+        let probe = self.store.probe(x);
+        let Some(p) = self.next_member(&probe, list) else { return false };
+        if let Some(next) = self.next_member(&probe, self.store.at(p + 1)) {
+            self.push_alt(Alt::Member { x, at: next });
         }
-        self.store.unify(x, e)
+        self.store.unify(x, self.store.at(p))
     }
 }
 

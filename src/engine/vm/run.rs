@@ -1136,25 +1136,22 @@ impl Machine {
                         return Ok(Some(c));
                     }
                 }
-                Alt::Member { x, rest } => {
-                    let (x, from) = (*x, *rest);
-                    match self.next_member(x, from) {
-                        None => {
-                            self.pop_choice();
-                        }
-                        Some((e, tail)) => {
-                            let last = !matches!(self.store.deref(tail), Cell::Lst(_));
-                            if let Alt::Member { rest, .. } = &mut self.choices[idx].alt {
-                                *rest = tail;
-                            }
-                            let c = cont(self);
-                            if last {
-                                self.pop_choice();
-                            }
-                            if self.store.unify(x, e) {
-                                return Ok(Some(c));
+                Alt::Member { x, at } => {
+                    // The choice point stays while a later element may
+                    // unify too.
+                    let (x, p) = (*x, *at);
+                    let c = cont(self);
+                    let probe = self.store.probe(x);
+                    match self.next_member(&probe, self.store.at(p + 1)) {
+                        Some(next) => {
+                            if let Alt::Member { at, .. } = &mut self.choices[idx].alt {
+                                *at = next;
                             }
                         }
+                        None => self.pop_choice(),
+                    }
+                    if self.store.unify(x, self.store.at(p)) {
+                        return Ok(Some(c));
                     }
                 }
                 Alt::Between { var, next, hi } => {
