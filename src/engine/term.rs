@@ -130,6 +130,29 @@ impl CompoundPairs {
     pub fn insert(&mut self, p: usize, q: usize) -> bool {
         self.0.insert((p.min(q), p.max(q)), ()).is_none()
     }
+
+    /// Runs a walk over two terms that binds nothing (`walk(seen)`): first
+    /// without `seen`, counting down a budget with [`CompoundPairs::enter`];
+    /// if that runs out (`None`: the terms may be cyclic), again on
+    /// rational trees.
+    pub fn walk<T>(walk: impl Fn(Option<&mut CompoundPairs>) -> Option<T>) -> T {
+        walk(None).unwrap_or_else(|| walk(Some(&mut CompoundPairs::default())).expect("a rational-tree walk ends"))
+    }
+
+    /// A pair of compounds `p`, `q` met by such a walk: whether to take it
+    /// apart (not when met before, on rational trees), or `None` when a
+    /// walk without `seen` has taken apart as many as `budget` (the heap's
+    /// size: only cyclic terms, or ones that share much, need more).
+    #[inline]
+    pub fn enter(seen: &mut Option<&mut CompoundPairs>, budget: &mut usize, p: usize, q: usize) -> Option<bool> {
+        match seen {
+            Some(seen) => Some(seen.insert(p, q)),
+            None => {
+                *budget = budget.checked_sub(1)?;
+                Some(true)
+            }
+        }
+    }
 }
 
 /// A term that cannot be copied because it is cyclic (`X = f(X)`).
@@ -183,7 +206,7 @@ impl Store {
     /// debug builds, and so the test suite, check it).
     #[inline(always)]
     #[allow(unsafe_code)]
-    pub fn at(&self, a: usize) -> Cell {
+    pub(crate) fn at(&self, a: usize) -> Cell {
         debug_assert!(a < self.heap.len(), "heap address {a} at or above the top {}", self.heap.len());
         // SAFETY: every address held by a live term is below the heap top:
         // terms are built upwards, backtracking cuts the heap back only to
@@ -216,7 +239,7 @@ impl Store {
     /// Binds the unbound variable at `a` to `v`.
     #[inline]
     #[allow(unsafe_code)]
-    pub fn bind(&mut self, a: usize, v: Cell) {
+    pub(crate) fn bind(&mut self, a: usize, v: Cell) {
         debug_assert!(a < self.heap.len(), "binding {a} at or above the top {}", self.heap.len());
         // SAFETY: `a` is an unbound variable of a live term (see `at`).
         unsafe { *self.heap.get_unchecked_mut(a) = v };

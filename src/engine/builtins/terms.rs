@@ -790,9 +790,7 @@ impl Machine {
     /// trees, a pair of compounds met again counting as equal (as it is
     /// if they differ nowhere else), so that it ends, as SWI-Prolog's does.
     fn compare_deep(&self, a: Cell, b: Cell) -> Ordering {
-        self.compare_pairs(a, b, None).unwrap_or_else(|| {
-            self.compare_pairs(a, b, Some(&mut CompoundPairs::default())).expect("a rational-tree comparison ends")
-        })
+        CompoundPairs::walk(|seen| self.compare_pairs(a, b, seen))
     }
 
     fn compare_pairs(&self, a: Cell, b: Cell, mut seen: Option<&mut CompoundPairs>) -> Option<Ordering> {
@@ -807,11 +805,8 @@ impl Machine {
             }
             let o = match (x, y) {
                 (Cell::Str(p) | Cell::Lst(p), Cell::Str(q) | Cell::Lst(q)) => {
-                    if p == q || seen.as_mut().is_some_and(|s| !s.insert(p, q)) {
+                    if p == q || !CompoundPairs::enter(&mut seen, &mut budget, p, q)? {
                         continue;
-                    }
-                    if seen.is_none() {
-                        budget = budget.checked_sub(1)?;
                     }
                     let (o, n) = self.compare_functors(x, y);
                     if o == Ordering::Equal {
@@ -838,9 +833,7 @@ impl Machine {
         {
             return true;
         }
-        self.variant_pairs(a, b, None).unwrap_or_else(|| {
-            self.variant_pairs(a, b, Some(&mut CompoundPairs::default())).expect("a rational-tree walk ends")
-        })
+        CompoundPairs::walk(|seen| self.variant_pairs(a, b, seen))
     }
 
     /// `variant` of two terms; `None` when they take apart more compound
@@ -853,13 +846,10 @@ impl Machine {
         while let Some((x, y)) = stack.pop() {
             let x = self.store.deref(x);
             let y = self.store.deref(y);
-            if let (Cell::Str(p) | Cell::Lst(p), Cell::Str(q) | Cell::Lst(q)) = (x, y) {
-                if seen.as_mut().is_some_and(|s| !s.insert(p, q)) {
-                    continue;
-                }
-                if seen.is_none() {
-                    budget = budget.checked_sub(1)?;
-                }
+            if let (Cell::Str(p) | Cell::Lst(p), Cell::Str(q) | Cell::Lst(q)) = (x, y)
+                && !CompoundPairs::enter(&mut seen, &mut budget, p, q)?
+            {
+                continue;
             }
             match (x, y) {
                 (Cell::Ref(p), Cell::Ref(q)) => {
