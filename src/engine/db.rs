@@ -270,7 +270,9 @@ impl Pred {
             Some(&a) => index.select_cell(store.deref(a), &store.heap),
             None => index.select(None),
         };
-        if best.len() > 1 && args.len() > 1 {
+        // Other arguments only where one tells clauses apart (or before
+        // their indexes are built).
+        if best.len() > 1 && args.len() > 1 && (self.maybe != 0 || self.args.is_empty()) {
             return self.select_other(best, args, store);
         }
         Some(best)
