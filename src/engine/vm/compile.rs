@@ -453,6 +453,18 @@ impl Cg<'_> {
         self.unify_args(from, n);
     }
 
+    /// `A = B` without a builtin call: one side is put in `X0`, the other
+    /// unified with it as a head argument would be, so a term met bound is
+    /// read in place, not built (a variable seen first here is the side
+    /// got, where it takes the other side's value). It uses only `X0`,
+    /// which the call to `=/2` would have used too.
+    fn unify_inline(&mut self, a: usize, b: usize) {
+        let fresh = |c: usize| matches!(self.cells[c], Cell::Ref(k) if !self.seen[k]);
+        let (put, get) = if fresh(a) && !fresh(b) { (b, a) } else { (a, b) };
+        self.put_arg(put, 0);
+        self.get_arg(get, 0);
+    }
+
     /// Whether cell `c` of a list cell can be a `UArg`.
     fn is_uarg(&self, c: usize) -> bool {
         matches!(self.cells[c], Cell::Ref(_) | Cell::Atom(atom::NIL))
@@ -608,6 +620,12 @@ impl Cg<'_> {
                     self.put_arg(a, i as u32);
                 }
                 self.call_like(Instr::CallControl(c, last), last);
+            }
+            Kind::Builtin(_) if f == atom::EQ && args.len() == 2 => {
+                self.unify_inline(args[0], args[1]);
+                if last {
+                    self.exit();
+                }
             }
             Kind::Builtin(b) => {
                 let fast = self.arith(f, &args).or_else(|| self.arg_fast(f, &args));
@@ -832,6 +850,18 @@ mod tests {
         // Crossing arguments: one of the two must move out of the way.
         let c = code_of("swap(X, Y) :- q(Y, X).\nq(_, _).", "swap", 2);
         assert_eq!(c.matches("Get").count() + c.matches("Put").count(), 3, "{c}");
+    }
+
+    #[test]
+    fn a_unification_in_the_body_reads_a_bound_side_in_place() {
+        // `L = [_, h(a, Z)]` on a bound L: get instructions on it, nothing
+        // built and no call to `=/2`.
+        let c = code_of("p(L, Z) :- L = [_, h(a, Z)], q(Z).\nq(_).", "p", 2);
+        assert!(!c.contains("CallBuiltin"), "{c}");
+        assert!(c.contains("GetList(0)") && c.contains("UnifyTerm"), "{c}");
+        // A fresh variable on the left takes the right side's value.
+        let c = code_of("p(Y) :- X = f(Y), q(X).\nq(_).", "p", 1);
+        assert!(c.contains("PutStruct(") && c.contains("GetVarX(2, 0)") && !c.contains("CallBuiltin"), "{c}");
     }
 
     #[test]
