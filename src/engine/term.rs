@@ -91,21 +91,22 @@ enum Key {
 pub struct TermWalk {
     root: Cell,
     stack: Vec<Cell>,
-    budget: usize,
+    /// `None` once the term has been checked.
+    count: Option<HeapCount>,
     seen: Option<super::db::FastMap<usize, ()>>,
 }
 
 impl TermWalk {
     pub fn new(store: &Store, root: Cell) -> TermWalk {
-        TermWalk { root, stack: vec![root], budget: store.heap.len() + 1024, seen: None }
+        TermWalk { root, stack: vec![root], count: Some(HeapCount::new(store)), seen: None }
     }
 
     pub fn next(&mut self, store: &Store) -> Option<Cell> {
         let c = store.deref(self.stack.pop()?);
         if let Cell::Str(p) | Cell::Lst(p) = c {
-            if self.budget > 0 {
-                self.budget -= 1;
-                if self.budget == 0 && !store.acyclic(self.root) {
+            if self.count.as_mut().is_some_and(HeapCount::step) {
+                self.count = None;
+                if !store.acyclic(self.root) {
                     self.seen = Some(Default::default());
                 }
             }
@@ -132,7 +133,7 @@ impl CompoundPairs {
     }
 
     /// Runs a walk over two terms that binds nothing (`walk(seen)`): first
-    /// without `seen`, counting down a budget with [`CompoundPairs::enter`];
+    /// without `seen`, counting with [`CompoundPairs::enter`];
     /// if that runs out (`None`: the terms may be cyclic), again on
     /// rational trees.
     pub fn walk<T>(walk: impl Fn(Option<&mut CompoundPairs>) -> Option<T>) -> T {
@@ -141,16 +142,13 @@ impl CompoundPairs {
 
     /// A pair of compounds `p`, `q` met by such a walk: whether to take it
     /// apart (not when met before, on rational trees), or `None` when a
-    /// walk without `seen` has taken apart as many as `budget` (the heap's
-    /// size: only cyclic terms, or ones that share much, need more).
+    /// walk without `seen` has taken apart more than the heap has cells.
     #[inline]
-    pub fn enter(seen: &mut Option<&mut CompoundPairs>, budget: &mut usize, p: usize, q: usize) -> Option<bool> {
+    pub fn enter(seen: &mut Option<&mut CompoundPairs>, count: &mut HeapCount, p: usize, q: usize) -> Option<bool> {
         match seen {
             Some(seen) => Some(seen.insert(p, q)),
-            None => {
-                *budget = budget.checked_sub(1)?;
-                Some(true)
-            }
+            None if count.step() => None,
+            None => Some(true),
         }
     }
 }
@@ -159,20 +157,24 @@ impl CompoundPairs {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Cyclic;
 
-/// Finds a cyclic list (`L = [a|L]`) during a walk, so that no walk runs
-/// forever: every list cell is on the heap, at its own address, so a walk
-/// that passes more list cells than the heap has cells has come round
-/// again. (One decrement a cell: list walks are hot in game code.)
-pub struct ListCycle {
+/// Counts the compounds a walk takes apart (list cells, structures, or
+/// pairs of them), down from the heap's size, so that no walk runs forever
+/// on a cyclic term (`L = [a|L]`, `X = f(X)`): every compound is on the
+/// heap at its own address, so a walk of a list that passes more cells
+/// than the heap has has come round again, and a walk of acyclic terms
+/// takes apart more compounds only where they share subterms. (One
+/// decrement a compound: list walks are hot in game code.)
+pub struct HeapCount {
     left: usize,
 }
 
-impl ListCycle {
-    pub fn new(store: &Store) -> ListCycle {
-        ListCycle { left: store.heap.len() + 1 }
+impl HeapCount {
+    pub fn new(store: &Store) -> HeapCount {
+        HeapCount { left: store.heap.len() + 1 }
     }
 
-    /// Counts one list cell: true when the list is cyclic.
+    /// Counts one compound: true when that is more than the heap has
+    /// (once: a walk that goes on must stop counting).
     #[inline(always)]
     pub fn step(&mut self) -> bool {
         self.left -= 1;
@@ -344,7 +346,7 @@ impl Store {
     /// Calls `f` on each element of a list: their number and what ends it.
     pub fn list_each(&self, c: Cell, mut f: impl FnMut(Cell)) -> (usize, Cell) {
         let mut n = 0;
-        let mut cycle = ListCycle::new(self);
+        let mut cycle = HeapCount::new(self);
         let mut l = self.deref(c);
         while let Cell::Lst(p) = l {
             if cycle.step() {
@@ -546,7 +548,7 @@ impl Store {
 
     #[inline(always)]
     fn unify_pairs<const RATIONAL: bool>(&mut self, base: usize) -> bool {
-        let mut budget = self.heap.len();
+        let mut count = HeapCount::new(self);
         while self.pairs.len() > base {
             let (a, b) = self.pairs.pop().expect("pairs not empty");
             let a = self.deref(a);
@@ -572,11 +574,9 @@ impl Store {
                         if !self.rational.insert(p, q) {
                             continue;
                         }
-                    } else if budget == 0 {
+                    } else if count.step() {
                         self.pairs.push((a, b));
                         return self.unify_rational(base);
-                    } else {
-                        budget -= 1;
                     }
                     if let Cell::Lst(_) = a {
                         self.pairs.push((self.at(p + 1), self.at(q + 1)));

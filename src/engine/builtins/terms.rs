@@ -4,7 +4,7 @@
 use super::super::arith::{self};
 use super::super::atoms::{Atom, atom};
 use super::super::machine::{Alt, Machine, Res};
-use super::super::term::{Cell, CompoundPairs, ListCycle, Probe, TermWalk, compare_numbers, type_rank};
+use super::super::term::{Cell, CompoundPairs, HeapCount, Probe, TermWalk, compare_numbers, type_rank};
 use super::*;
 use std::cmp::Ordering;
 
@@ -449,7 +449,7 @@ pub(super) fn bi_ord_memberchk(m: &mut Machine, a: &[Cell]) -> Res {
             flat_x = Some((fun, &flat[..n]));
         }
     }
-    let mut cycle = ListCycle::new(&m.store);
+    let mut cycle = HeapCount::new(&m.store);
     while let Cell::Lst(p) = l {
         if cycle.step() {
             return Err(m.type_error(atom::LIST, a[1]));
@@ -477,7 +477,7 @@ pub(super) fn bi_memberchk(m: &mut Machine, a: &[Cell]) -> Res {
     let mut l = m.store.deref(a[1]);
     let x = m.store.deref(a[0]);
     let probe = m.store.probe(x);
-    let mut cycle = ListCycle::new(&m.store);
+    let mut cycle = HeapCount::new(&m.store);
     loop {
         match l {
             Cell::Lst(p) => {
@@ -688,7 +688,7 @@ impl Machine {
         let (mut x, mut y) = (a, b);
         // Each turn goes one compound deeper: more turns than the heap has
         // cells only on a cyclic term (left to `compare_deep`).
-        let mut cycle = ListCycle::new(&self.store);
+        let mut cycle = HeapCount::new(&self.store);
         loop {
             if cycle.step() {
                 return None;
@@ -795,7 +795,7 @@ impl Machine {
 
     fn compare_pairs(&self, a: Cell, b: Cell, mut seen: Option<&mut CompoundPairs>) -> Option<Ordering> {
         let mut stack = vec![(a, b)];
-        let mut budget = self.store.heap.len();
+        let mut count = HeapCount::new(&self.store);
         while let Some((x, y)) = stack.pop() {
             let x = self.store.deref(x);
             let y = self.store.deref(y);
@@ -805,7 +805,7 @@ impl Machine {
             }
             let o = match (x, y) {
                 (Cell::Str(p) | Cell::Lst(p), Cell::Str(q) | Cell::Lst(q)) => {
-                    if p == q || !CompoundPairs::enter(&mut seen, &mut budget, p, q)? {
+                    if p == q || !CompoundPairs::enter(&mut seen, &mut count, p, q)? {
                         continue;
                     }
                     let (o, n) = self.compare_functors(x, y);
@@ -842,12 +842,12 @@ impl Machine {
     fn variant_pairs(&self, a: Cell, b: Cell, mut seen: Option<&mut CompoundPairs>) -> Option<bool> {
         let mut map: Vec<(usize, usize)> = Vec::new();
         let mut stack = vec![(a, b)];
-        let mut budget = self.store.heap.len();
+        let mut count = HeapCount::new(&self.store);
         while let Some((x, y)) = stack.pop() {
             let x = self.store.deref(x);
             let y = self.store.deref(y);
             if let (Cell::Str(p) | Cell::Lst(p), Cell::Str(q) | Cell::Lst(q)) = (x, y)
-                && !CompoundPairs::enter(&mut seen, &mut budget, p, q)?
+                && !CompoundPairs::enter(&mut seen, &mut count, p, q)?
             {
                 continue;
             }
