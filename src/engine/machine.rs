@@ -402,7 +402,7 @@ impl Machine {
     /// A memory error if the query's data plus `extra` bytes would pass
     /// the limit (builtins call it before they allocate in proportion to
     /// their input).
-    pub fn check_memory(&mut self, extra: usize) -> Result<(), Exc> {
+    pub fn check_memory(&self, extra: usize) -> Result<(), Exc> {
         if self.memory_used().saturating_add(extra) > self.limits.max_memory {
             return Err(Exc::Limit(atom::MEMORY));
         }
@@ -422,13 +422,27 @@ impl Machine {
     pub(crate) fn bag_add(&mut self, bag: usize, t: Cell) -> Result<(), Exc> {
         let mut vars = std::mem::take(&mut self.bag_vars);
         vars.clear();
-        let cells = match self.store.copy_out_scratch(t, &mut vars) {
-            Ok(cells) => cells,
+        let n = match self.store.copy_out_scratch(t, &mut vars) {
+            Ok(cells) => cells.len(),
             Err(Cyclic) => {
                 self.bag_vars = vars;
                 return Err(self.cyclic_error());
             }
         };
+        // A buffer that must grow (doubling) is checked against the limit
+        // first, so a bag never takes up to twice the limit's memory.
+        let b = &self.bags[bag];
+        let growth =
+            |len: usize, cap: usize, add: usize| if len + add > cap { (2 * cap).max(len + add) - cap } else { 0 };
+        let extra =
+            growth(b.cells.len(), b.cells.capacity(), n) + growth(b.items.len(), b.items.capacity(), 1) * BAG_ENTRY;
+        if extra > 0
+            && let Err(e) = self.check_memory(extra * std::mem::size_of::<Cell>())
+        {
+            self.bag_vars = vars;
+            return Err(e);
+        }
+        let cells = self.store.last_copy();
         let b = &mut self.bags[bag];
         let before = b.size();
         b.cells.extend_from_slice(cells);

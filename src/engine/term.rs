@@ -626,9 +626,27 @@ impl Store {
     }
 
     /// Whether a term is finite: `X = f(X)` (no occurs check, as in every
-    /// Prolog) makes one that is not. Walks the term once, remembering the
-    /// compounds on the path from the root.
+    /// Prolog) makes one that is not. A walk that takes apart no more
+    /// compounds than the heap has cells shows it at once, with no memory
+    /// but its stack (a query's answer is checked so, however long); past
+    /// that (a cyclic term, or one that shares much) the term is walked
+    /// again remembering the compounds on the path from the root.
     pub fn acyclic(&self, root: Cell) -> bool {
+        let mut count = HeapCount::new(self);
+        let mut stack = vec![root];
+        while let Some(c) = stack.pop() {
+            let c = self.deref(c);
+            if let Cell::Str(_) | Cell::Lst(_) = c {
+                if count.step() {
+                    return self.acyclic_by_path(root);
+                }
+                self.push_args(c, &mut stack);
+            }
+        }
+        true
+    }
+
+    fn acyclic_by_path(&self, root: Cell) -> bool {
         // A compound's address: on the path (true) or done (false).
         let mut seen: super::db::FastMap<usize, bool> = Default::default();
         // A cell to visit, or (`true`) a compound to leave.
@@ -660,6 +678,11 @@ impl Store {
             stack.extend(self.heap[args].iter().rev().map(|&a| (a, false)));
         }
         true
+    }
+
+    /// The cells of the last `copy_out_scratch`.
+    pub fn last_copy(&self) -> &[Cell] {
+        &self.copy_cells
     }
 
     /// `copy_out` into a buffer the store keeps (no allocation once it has
