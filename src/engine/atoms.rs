@@ -193,6 +193,18 @@ predefined! {
     ONEOF => "oneof",
     ANY => "any",
     ARG => "arg",
+    // tests
+    SAME => "==",
+    NOT_SAME => "\\==",
+    NOT_UNIFIABLE => "\\=",
+    VARIANT => "=@=",
+    NOT_VARIANT => "\\=@=",
+    VAR => "var",
+    NONVAR => "nonvar",
+    IS_LIST => "is_list",
+    GROUND => "ground",
+    MEMBERCHK => "memberchk",
+    ORD_MEMBERCHK => "ord_memberchk",
 }
 
 /// The table of interned atoms and string objects.

@@ -4,7 +4,10 @@
 //! is the head and whose cells from 3 on are the body goals (control
 //! constructs keep their goal arguments; a variable goal is `call(X)`).
 
-use super::{AOp, ASTACK, ArgDst, ArgFast, Arith, ArithOp, Expr, FIRST, Instr, NO_PRED, PERM, Tm, UArg, VOID};
+use super::{
+    AOp, ASTACK, ArgDst, ArgFast, Arith, ArithOp, Expr, FIRST, Instr, NO_PRED, Opd, PERM, TestFast, TestOp, Tm, UArg,
+    VOID,
+};
 use crate::engine::atoms::{Atom, atom};
 use crate::engine::db::{Db, Entry};
 use crate::engine::machine::Control;
@@ -533,12 +536,17 @@ impl Cg<'_> {
         }
     }
 
-    /// Points the jump at `at` to `target` (a later instruction: jumps are
-    /// relative, forward).
+    /// Points the jump at `at` (or the failure of the test instruction
+    /// there) to `target` (a later instruction: jumps are relative,
+    /// forward).
     fn patch(&mut self, at: usize, target: usize) {
         assert!(target > at, "a forward jump");
+        let l = (target - at) as u32;
         match &mut self.out[at] {
-            Instr::TryElse(l) | Instr::Jump(l) => *l = (target - at) as u32,
+            Instr::TryElse(j) | Instr::Jump(j) => *j = l,
+            Instr::Arith(a) => a.fail = l,
+            Instr::Test(t) => t.fail = l,
+            Instr::CallBuiltin(_, _, _, fail) => *fail = l,
             _ => unreachable!("patching a jump"),
         }
     }
@@ -591,6 +599,20 @@ impl Cg<'_> {
                 self.init_vars(g);
                 self.ite(args[0], args[1], None, soft, last, cut, depth + 1);
             }
+            Kind::Not if self.is_test(args[0], depth + 1) => {
+                // A test: no choice point (see `ite`).
+                self.init_vars(g);
+                let mut fails = Vec::new();
+                self.tests(args[0], depth + 1, &mut fails);
+                self.emit(Instr::Fail);
+                let here = self.out.len();
+                for at in fails {
+                    self.patch(at, here);
+                }
+                if last {
+                    self.exit();
+                }
+            }
             Kind::Not => {
                 self.init_vars(g);
                 let y = self.level();
@@ -628,20 +650,7 @@ impl Cg<'_> {
                 }
             }
             Kind::Builtin(b) => {
-                let fast = self.arith(f, &args).or_else(|| self.arg_fast(f, &args));
-                for (i, &a) in args.iter().enumerate() {
-                    self.put_arg(a, i as u32);
-                }
-                self.emit(Instr::CallBuiltin(b, args.len() as u32, self.nregs));
-                if let Some(at) = fast {
-                    // Relative, like jumps.
-                    let done = (self.out.len() - at) as u32;
-                    match &mut self.out[at] {
-                        Instr::Arith(a) => a.done = done,
-                        Instr::Arg(a) => a.done = done,
-                        _ => {}
-                    }
-                }
+                self.builtin(b, f, &args);
                 if last {
                     self.exit();
                 }
@@ -664,6 +673,139 @@ impl Cg<'_> {
                     self.emit(Instr::Call(pred, f, n));
                 }
             }
+        }
+    }
+
+    /// A builtin call, after its fast path if it has one. Where the
+    /// instructions that can fail are (the fast path, the call).
+    fn builtin(&mut self, b: u32, f: Atom, args: &[usize]) -> [Option<usize>; 2] {
+        let fast = self.arith(f, args).or_else(|| self.arg_fast(f, args)).or_else(|| self.test_fast(f, args));
+        for (i, &a) in args.iter().enumerate() {
+            self.put_arg(a, i as u32);
+        }
+        let call = self.emit(Instr::CallBuiltin(b, args.len() as u32, self.nregs, 0));
+        if let Some(at) = fast {
+            // Relative, like jumps.
+            let done = (self.out.len() - at) as u32;
+            match &mut self.out[at] {
+                Instr::Arith(a) => a.done = done,
+                Instr::Arg(a) => a.done = done,
+                Instr::Test(t) => t.done = done,
+                _ => {}
+            }
+        }
+        [fast, Some(call)]
+    }
+
+    /// Whether goal `g` is a test: `true`, a builtin that binds nothing
+    /// when it fails and leaves no choice point (comparisons, type tests,
+    /// `memberchk/2`...), or a conjunction of tests. An if-then-else or a
+    /// negation whose condition is a test needs no choice point: a failing
+    /// test jumps to the else branch (see `tests`).
+    fn is_test(&self, g: usize, depth: usize) -> bool {
+        match kind(self.db, self.cells, g, depth) {
+            Kind::True => true,
+            Kind::Conj => {
+                let (_, args) = parts(self.cells, g);
+                self.is_test(args[0], depth + 1) && self.is_test(args[1], depth + 1)
+            }
+            Kind::Builtin(_) => {
+                let (f, args) = parts(self.cells, g);
+                let tests1 = [
+                    atom::VAR,
+                    atom::NONVAR,
+                    atom::ATOM,
+                    atom::NUMBER,
+                    atom::INTEGER,
+                    atom::FLOAT,
+                    atom::ATOMIC,
+                    atom::COMPOUND,
+                    atom::CALLABLE,
+                    atom::STRING,
+                    atom::IS_LIST,
+                    atom::GROUND,
+                ];
+                let tests2 = [
+                    atom::SAME,
+                    atom::NOT_SAME,
+                    atom::NOT_UNIFIABLE,
+                    atom::VARIANT,
+                    atom::NOT_VARIANT,
+                    atom::AT_LT,
+                    atom::AT_GT,
+                    atom::AT_LE,
+                    atom::AT_GE,
+                    atom::ARITH_EQ,
+                    atom::ARITH_NE,
+                    atom::LT,
+                    atom::GT,
+                    atom::LE,
+                    atom::GE,
+                    // These bind on success only: a failed try at an
+                    // element is undone before the next.
+                    atom::MEMBERCHK,
+                    atom::ORD_MEMBERCHK,
+                ];
+                match args.len() {
+                    1 => tests1.contains(&f),
+                    2 => tests2.contains(&f),
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// Emits the test `g` (see `is_test`); where the instructions are
+    /// whose failure must go to the else branch (see `patch`).
+    fn tests(&mut self, g: usize, depth: usize, fails: &mut Vec<usize>) {
+        match kind(self.db, self.cells, g, depth) {
+            Kind::Conj => {
+                let (_, args) = parts(self.cells, g);
+                self.tests(args[0], depth + 1, fails);
+                self.tests(args[1], depth + 1, fails);
+            }
+            Kind::Builtin(b) => {
+                let (f, args) = parts(self.cells, g);
+                fails.extend(self.builtin(b, f, &args).into_iter().flatten());
+            }
+            _ => {}
+        }
+    }
+
+    /// The fast path of a type test or of `==`/`\==` on arguments that
+    /// are constants or variables with a value (emitted before the general
+    /// call, like `arith`). Its position.
+    fn test_fast(&mut self, f: Atom, args: &[usize]) -> Option<usize> {
+        let op = match (f, args.len()) {
+            (atom::SAME, 2) => TestOp::Same(false),
+            (atom::NOT_SAME, 2) => TestOp::Same(true),
+            (atom::VAR, 1) => TestOp::Var,
+            (atom::NONVAR, 1) => TestOp::Nonvar,
+            (atom::ATOM, 1) => TestOp::Atom,
+            (atom::NUMBER, 1) => TestOp::Number,
+            (atom::INTEGER, 1) => TestOp::Integer,
+            (atom::FLOAT, 1) => TestOp::Float,
+            (atom::ATOMIC, 1) => TestOp::Atomic,
+            (atom::COMPOUND, 1) => TestOp::Compound,
+            (atom::CALLABLE, 1) => TestOp::Callable,
+            (atom::STRING, 1) => TestOp::String,
+            _ => return None,
+        };
+        let a = self.opd(args[0])?;
+        let b = match args.get(1) {
+            Some(&c) => self.opd(c)?,
+            None => a,
+        };
+        Some(self.emit(Instr::Test(Box::new(TestFast { op, a, b, done: 0, fail: 0 }))))
+    }
+
+    /// A test operand: an atom, an integer or a variable with a value.
+    fn opd(&self, c: usize) -> Option<Opd> {
+        match self.cells[c] {
+            c @ (Cell::Atom(_) | Cell::Int(_)) => Some(Opd::Const(c)),
+            Cell::Ref(_) => self.seen_reg(c).map(Opd::Reg),
+            _ => None,
         }
     }
 
@@ -697,7 +839,7 @@ impl Cg<'_> {
             },
             Some(ord) => ArithOp::Cmp(ord, negate, self.expr(args[0])?),
         };
-        Some(self.emit(Instr::Arith(Box::new(Arith { op, rhs, done: 0 }))))
+        Some(self.emit(Instr::Arith(Box::new(Arith { op, rhs, done: 0, fail: 0 }))))
     }
 
     /// The register code of variable `k` (`None` for a void one).
@@ -796,14 +938,24 @@ impl Cg<'_> {
     /// `(C -> T ; E)`, `(C *-> T ; E)` and, without `E`, `(C -> T)`.
     #[allow(clippy::too_many_arguments)]
     fn ite(&mut self, c: usize, t: usize, e: Option<usize>, soft: bool, last: bool, cut: CutKind, depth: usize) {
-        let y = self.level();
-        let try_at = self.emit(Instr::TryElse(0));
-        self.goal(c, false, CutKind::Level(y), depth + 1);
-        self.emit(if soft { Instr::SoftCut(y) } else { Instr::CutTo(y, 0) });
+        // Where the else branch is taken: a failing test (no choice point;
+        // a test has one solution at most, so `*->` is `->`), else the
+        // choice point pushed before the condition.
+        let mut to_else = Vec::new();
+        if self.is_test(c, depth + 1) {
+            self.tests(c, depth + 1, &mut to_else);
+        } else {
+            let y = self.level();
+            to_else.push(self.emit(Instr::TryElse(0)));
+            self.goal(c, false, CutKind::Level(y), depth + 1);
+            self.emit(if soft { Instr::SoftCut(y) } else { Instr::CutTo(y, 0) });
+        }
         self.goal(t, last, cut, depth + 1);
         let jump = (!last).then(|| self.emit(Instr::Jump(0)));
         let here = self.out.len();
-        self.patch(try_at, here);
+        for at in to_else {
+            self.patch(at, here);
+        }
         match e {
             Some(e) => self.goal(e, last, cut, depth + 1),
             None => drop(self.emit(Instr::Fail)),
@@ -872,6 +1024,18 @@ mod tests {
             "{c}"
         );
         assert!(c.contains("PutList2(0, ValX(4), ValX(5))"), "{c}");
+    }
+
+    #[test]
+    fn a_condition_that_is_a_test_needs_no_choice_point() {
+        let c = code_of("p(X, Y) :- ( X == a, Y > 1 -> q(X) ; q(Y) ).\nq(_).", "p", 2);
+        assert!(!c.contains("TryElse") && !c.contains("GetLevel"), "{c}");
+        assert!(c.contains("Test(") && c.contains("Arith("), "{c}");
+        let c = code_of("p(X) :- \\+ memberchk(X, [a]).", "p", 1);
+        assert!(!c.contains("TryElse") && c.contains("CallBuiltin"), "{c}");
+        // A condition that calls a predicate keeps its choice point.
+        let c = code_of("p(X) :- ( q(X) -> true ; true ).\nq(_).", "p", 1);
+        assert!(c.contains("TryElse") && c.contains("CutTo"), "{c}");
     }
 
     #[test]

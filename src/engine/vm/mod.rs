@@ -82,6 +82,48 @@ pub struct Arith {
     /// Where the general builtin call ends (taken on success), counted
     /// from this instruction.
     pub done: u32,
+    /// Where a failure goes, counted from this instruction (0: it
+    /// backtracks): the else branch of an if-then-else whose condition
+    /// is a test (see `Test`).
+    pub fail: u32,
+}
+
+/// An operand of a test: a register code (X, or Y with `PERM`) or a
+/// constant.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Opd {
+    Reg(usize),
+    Const(Cell),
+}
+
+/// What a test's fast path checks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TestOp {
+    /// `==` (or, with the flag, `\==`) on variables, atoms and integers;
+    /// anything else falls through to the builtin.
+    Same(bool),
+    /// A type test, decided by the tag of the dereferenced argument.
+    Var,
+    Nonvar,
+    Atom,
+    Number,
+    Integer,
+    Float,
+    Atomic,
+    Compound,
+    Callable,
+    String,
+}
+
+/// The fast path of a test builtin (`done` and `fail` as in `Arith`).
+#[derive(Debug)]
+pub struct TestFast {
+    pub op: TestOp,
+    pub a: Opd,
+    /// The second argument of `==`/`\==` (else unused).
+    pub b: Opd,
+    pub done: u32,
+    pub fail: u32,
 }
 
 /// Where the fast path of `arg/3` puts the argument it finds.
@@ -169,8 +211,9 @@ pub enum Instr {
     /// the clause was compiled: then by name), its name and arity.
     Call(u32, Atom, u32),
     Execute(u32, Atom, u32),
-    /// A builtin by number, its arity, and the registers live after it.
-    CallBuiltin(u32, u32, u32),
+    /// A builtin by number, its arity, the registers live after it, and
+    /// where a failure goes (as `Arith::fail`: 0 backtracks).
+    CallBuiltin(u32, u32, u32, u32),
     /// `call/N`; the flag: last call (the continuation is CP).
     CallMeta(u32, bool),
     CallControl(Control, bool),
@@ -181,6 +224,9 @@ pub enum Instr {
     /// `arg/3` on an integer and a compound; else it falls through to the
     /// builtin call that follows it.
     Arg(Box<ArgFast>),
+    /// A type test, or `==`/`\==` on atomic terms and variables; else it
+    /// falls through to the builtin call that follows it.
+    Test(Box<TestFast>),
     /// Cut to the barrier saved in the environment.
     Cut,
     /// Cut to the barrier register (no call since the clause started).

@@ -3,8 +3,8 @@
 
 use super::compile::compile;
 use super::{
-    AOp, ArgDst, ArgFast, Arith, ArithOp, Code, Cont, Env, Expr, FIRST, INDEX, Instr, META_CACHE_MAX, NO_PRED, PERM,
-    Shape, Tm, UArg, VOID, VmSave,
+    AOp, ArgDst, ArgFast, Arith, ArithOp, Code, Cont, Env, Expr, FIRST, INDEX, Instr, META_CACHE_MAX, NO_PRED, Opd,
+    PERM, Shape, TestFast, TestOp, Tm, UArg, VOID, VmSave,
 };
 use crate::engine::atoms::{Atom, atom};
 use crate::engine::db::{ClauseCode, Entry};
@@ -85,10 +85,23 @@ impl Machine {
                     }
                 }};
             }
+            // A failure: to the else branch `fail` instructions on from
+            // `at` (a test's), or backtracking when `fail` is 0.
+            macro_rules! fail {
+                ($fail:expr, $at:expr) => {{
+                    if $fail == 0 {
+                        go = Ok(None);
+                        continue 'outer;
+                    }
+                    // SAFETY: the compiler made `fail` a forward jump
+                    // inside this code.
+                    ip = unsafe { $at.add($fail as usize) };
+                }};
+            }
             // A builtin's fast path: on success skip the general call (to
             // `done`), on failure backtrack, else fall through to the call.
             macro_rules! fast {
-                ($result:expr, $done:expr, $at:expr) => {
+                ($result:expr, $done:expr, $fail:expr, $at:expr) => {
                     match $result {
                         Some(true) => {
                             self.steps += 1;
@@ -96,10 +109,7 @@ impl Machine {
                             // jump inside this code.
                             ip = unsafe { $at.add($done as usize) };
                         }
-                        Some(false) => {
-                            go = Ok(None);
-                            continue 'outer;
-                        }
+                        Some(false) => fail!($fail, $at),
                         None => {}
                     }
                 };
@@ -272,7 +282,7 @@ impl Machine {
                     }
                     // A last call: the callee returns to this clause's CP.
                     Instr::Execute(i, f, n) => call!(i, f, n),
-                    Instr::CallBuiltin(b, n, live) => {
+                    Instr::CallBuiltin(b, n, live, fail) => {
                         self.vm.cont = ip;
                         self.vm.live = live;
                         match self.vm_builtin(b as usize, n as usize) {
@@ -282,10 +292,7 @@ impl Machine {
                                     continue 'outer;
                                 }
                             }
-                            Ok(false) => {
-                                go = Ok(None);
-                                continue 'outer;
-                            }
+                            Ok(false) => fail!(fail, at),
                             Err(e) => {
                                 go = Err(e);
                                 continue 'outer;
@@ -308,8 +315,9 @@ impl Machine {
                         continue 'outer;
                     }
                     Instr::Proceed => ip = self.vm.cp,
-                    Instr::Arith(ref a) => fast!(self.arith(a), a.done, at),
-                    Instr::Arg(ref a) => fast!(self.arg_fast(a), a.done, at),
+                    Instr::Arith(ref a) => fast!(self.arith(a), a.done, a.fail, at),
+                    Instr::Arg(ref a) => fast!(self.arg_fast(a), a.done, 0, at),
+                    Instr::Test(ref t) => fast!(self.test(t), t.done, t.fail, at),
                     Instr::Cut => {
                         let b = self.vm.envs[self.vm.e as usize].b0;
                         self.cut(b as usize);
@@ -464,6 +472,51 @@ impl Machine {
                 let l = self.eval_int(lhs)?;
                 Some((l.cmp(&r) == ord) != negate)
             }
+        }
+    }
+
+    /// Runs the fast path of a test: `Some(success)`, or `None` to fall
+    /// through to the general builtin (`==` on compound terms, floats or
+    /// strings).
+    #[inline]
+    fn test(&self, t: &TestFast) -> Option<bool> {
+        let a = self.store.deref(self.opd(t.a));
+        Some(match t.op {
+            TestOp::Same(negate) => {
+                let b = self.store.deref(self.opd(t.b));
+                let same = match (a, b) {
+                    (Cell::Ref(x), Cell::Ref(y)) => x == y,
+                    (Cell::Atom(x), Cell::Atom(y)) => x == y,
+                    (Cell::Int(x), Cell::Int(y)) => x == y,
+                    // A variable is identical only to itself, an atom
+                    // never to an integer.
+                    (Cell::Ref(_), _) | (_, Cell::Ref(_)) => false,
+                    (Cell::Atom(_), Cell::Int(_)) | (Cell::Int(_), Cell::Atom(_)) => false,
+                    _ => return None,
+                };
+                same != negate
+            }
+            TestOp::Var => matches!(a, Cell::Ref(_)),
+            TestOp::Nonvar => !matches!(a, Cell::Ref(_)),
+            // As in SWI-Prolog 7+, `[]` is not an atom.
+            TestOp::Atom => matches!(a, Cell::Atom(x) if x != atom::NIL),
+            TestOp::Number => matches!(a, Cell::Int(_) | Cell::Flt(_)),
+            TestOp::Integer => matches!(a, Cell::Int(_)),
+            TestOp::Float => matches!(a, Cell::Flt(_)),
+            TestOp::Atomic => a.is_atomic(),
+            TestOp::Compound => matches!(a, Cell::Str(_) | Cell::Lst(_)),
+            TestOp::Callable => matches!(a, Cell::Atom(_) | Cell::Str(_) | Cell::Lst(_)),
+            TestOp::String => matches!(a, Cell::Text(_)),
+        })
+    }
+
+    /// The value of a test's operand.
+    #[inline(always)]
+    fn opd(&self, o: Opd) -> Cell {
+        match o {
+            Opd::Reg(code) if code & PERM != 0 => self.vm.ys[self.vm.ybase as usize + (code & INDEX)],
+            Opd::Reg(x) => self.vm.x[x],
+            Opd::Const(c) => c,
         }
     }
 
