@@ -93,6 +93,94 @@ fn is_inline_control(k: Kind) -> bool {
     matches!(k, Kind::Conj | Kind::Disj | Kind::IfThen(_) | Kind::Not)
 }
 
+/// Whether goal `g` is a test: `true`, a builtin that binds nothing when
+/// it fails and leaves no choice point (comparisons, type tests,
+/// `memberchk/2`...), or a conjunction of tests. An if-then-else or a
+/// negation whose condition is a test needs no choice point: a failing
+/// test jumps to the else branch (see `Cg::tests`).
+fn is_test(db: &Db, cells: &[Cell], g: usize, depth: usize) -> bool {
+    match kind(db, cells, g, depth) {
+        Kind::True => true,
+        Kind::Conj => {
+            let (_, args) = parts(cells, g);
+            is_test(db, cells, args[0], depth + 1) && is_test(db, cells, args[1], depth + 1)
+        }
+        Kind::Builtin(_) => {
+            let (f, args) = parts(cells, g);
+            let tests1 = [
+                atom::VAR,
+                atom::NONVAR,
+                atom::ATOM,
+                atom::NUMBER,
+                atom::INTEGER,
+                atom::FLOAT,
+                atom::ATOMIC,
+                atom::COMPOUND,
+                atom::CALLABLE,
+                atom::STRING,
+                atom::IS_LIST,
+                atom::GROUND,
+            ];
+            let tests2 = [
+                atom::SAME,
+                atom::NOT_SAME,
+                atom::NOT_UNIFIABLE,
+                atom::VARIANT,
+                atom::NOT_VARIANT,
+                atom::AT_LT,
+                atom::AT_GT,
+                atom::AT_LE,
+                atom::AT_GE,
+                atom::ARITH_EQ,
+                atom::ARITH_NE,
+                atom::LT,
+                atom::GT,
+                atom::LE,
+                atom::GE,
+                // These bind on success only: a failed try at an element
+                // is undone before the next.
+                atom::MEMBERCHK,
+                atom::ORD_MEMBERCHK,
+            ];
+            match args.len() {
+                1 => tests1.contains(&f),
+                2 => tests2.contains(&f),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Whether goal `g` runs straight through its clause's registers: builtins
+/// (and `true`, `fail`), and conjunctions, if-then-elses and negations of
+/// them whose conditions are tests. Such a construct calls nothing and
+/// pushes no choice point of its own, so its variables can live in X
+/// registers and it needs no environment, as a builtin does.
+fn is_flat(db: &Db, cells: &[Cell], g: usize, depth: usize) -> bool {
+    // Well below the depth where constructs stop being inlined (the
+    // compiler goes down two levels where this goes down one).
+    if depth >= MAX_INLINE_DEPTH / 4 {
+        return false;
+    }
+    let (_, args) = parts(cells, g);
+    let ite = |c: usize, t: usize| is_test(db, cells, c, depth + 1) && is_flat(db, cells, t, depth + 1);
+    match kind(db, cells, g, depth) {
+        Kind::True | Kind::Fail | Kind::Builtin(_) => true,
+        Kind::Conj => is_flat(db, cells, args[0], depth + 1) && is_flat(db, cells, args[1], depth + 1),
+        Kind::IfThen(_) => ite(args[0], args[1]),
+        Kind::Disj => match kind(db, cells, args[0], depth + 1) {
+            Kind::IfThen(_) => {
+                let (_, ct) = parts(cells, args[0]);
+                ite(ct[0], ct[1]) && is_flat(db, cells, args[1], depth + 1)
+            }
+            _ => false,
+        },
+        Kind::Not => is_test(db, cells, args[0], depth + 1),
+        _ => false,
+    }
+}
+
 fn is_call(k: Kind) -> bool {
     matches!(k, Kind::Meta(_) | Kind::Control(_) | Kind::User)
 }
@@ -161,6 +249,14 @@ pub fn compile(db: &Db, cells: &[Cell], nvars: usize, body_start: usize, body_le
     let mut calls_before_last = false;
     for (gi, &g) in goals.iter().enumerate() {
         let k = kind(db, cells, g, 0);
+        if is_inline_control(k) && is_flat(db, cells, g, 0) {
+            // Like a builtin: its variables stay in the chunk.
+            vs.clear();
+            vars_of(cells, g, &mut vs);
+            note(&mut info, &vs, chunk, false);
+            max_arity_in(db, cells, g, &mut info.max_arity);
+            continue;
+        }
         if is_inline_control(k) {
             info.has_ctrl = true;
             vs.clear();
@@ -262,6 +358,13 @@ fn arg_homes(db: &Db, cells: &[Cell], head_args: &[usize], goals: &[usize], loc:
     let mut call_args = Vec::new();
     for &g in goals {
         let k = kind(db, cells, g, 0);
+        if is_inline_control(k) && is_flat(db, cells, g, 0) {
+            // Its builtins put their arguments like any other.
+            let mut arity = 0;
+            max_arity_in(db, cells, g, &mut arity);
+            pre_arity = pre_arity.max(arity as usize);
+            continue;
+        }
         if is_inline_control(k) {
             break;
         }
@@ -522,17 +625,21 @@ impl Cg<'_> {
         y
     }
 
-    /// Initialises the variables a control construct sees first.
+    /// Initialises the variables a control construct sees first, so that
+    /// every branch sees them (a flat construct's may be in X registers).
     fn init_vars(&mut self, g: usize) {
         let mut vs = Vec::new();
         vars_of(self.cells, g, &mut vs);
         for k in vs {
-            if !self.seen[k]
-                && let Loc::Y(s) = self.loc[k]
-            {
-                self.seen[k] = true;
-                self.emit(Instr::InitY(s));
+            if self.seen[k] {
+                continue;
             }
+            match self.loc[k] {
+                Loc::Y(s) => drop(self.emit(Instr::InitY(s))),
+                Loc::X(r) => drop(self.emit(Instr::PutVarX(r, r))),
+                Loc::Void => continue,
+            }
+            self.seen[k] = true;
         }
     }
 
@@ -599,7 +706,7 @@ impl Cg<'_> {
                 self.init_vars(g);
                 self.ite(args[0], args[1], None, soft, last, cut, depth + 1);
             }
-            Kind::Not if self.is_test(args[0], depth + 1) => {
+            Kind::Not if is_test(self.db, self.cells, args[0], depth + 1) => {
                 // A test: no choice point (see `ite`).
                 self.init_vars(g);
                 let mut fails = Vec::new();
@@ -695,65 +802,6 @@ impl Cg<'_> {
             }
         }
         [fast, Some(call)]
-    }
-
-    /// Whether goal `g` is a test: `true`, a builtin that binds nothing
-    /// when it fails and leaves no choice point (comparisons, type tests,
-    /// `memberchk/2`...), or a conjunction of tests. An if-then-else or a
-    /// negation whose condition is a test needs no choice point: a failing
-    /// test jumps to the else branch (see `tests`).
-    fn is_test(&self, g: usize, depth: usize) -> bool {
-        match kind(self.db, self.cells, g, depth) {
-            Kind::True => true,
-            Kind::Conj => {
-                let (_, args) = parts(self.cells, g);
-                self.is_test(args[0], depth + 1) && self.is_test(args[1], depth + 1)
-            }
-            Kind::Builtin(_) => {
-                let (f, args) = parts(self.cells, g);
-                let tests1 = [
-                    atom::VAR,
-                    atom::NONVAR,
-                    atom::ATOM,
-                    atom::NUMBER,
-                    atom::INTEGER,
-                    atom::FLOAT,
-                    atom::ATOMIC,
-                    atom::COMPOUND,
-                    atom::CALLABLE,
-                    atom::STRING,
-                    atom::IS_LIST,
-                    atom::GROUND,
-                ];
-                let tests2 = [
-                    atom::SAME,
-                    atom::NOT_SAME,
-                    atom::NOT_UNIFIABLE,
-                    atom::VARIANT,
-                    atom::NOT_VARIANT,
-                    atom::AT_LT,
-                    atom::AT_GT,
-                    atom::AT_LE,
-                    atom::AT_GE,
-                    atom::ARITH_EQ,
-                    atom::ARITH_NE,
-                    atom::LT,
-                    atom::GT,
-                    atom::LE,
-                    atom::GE,
-                    // These bind on success only: a failed try at an
-                    // element is undone before the next.
-                    atom::MEMBERCHK,
-                    atom::ORD_MEMBERCHK,
-                ];
-                match args.len() {
-                    1 => tests1.contains(&f),
-                    2 => tests2.contains(&f),
-                    _ => false,
-                }
-            }
-            _ => false,
-        }
     }
 
     /// Emits the test `g` (see `is_test`); where the instructions are
@@ -942,7 +990,7 @@ impl Cg<'_> {
         // a test has one solution at most, so `*->` is `->`), else the
         // choice point pushed before the condition.
         let mut to_else = Vec::new();
-        if self.is_test(c, depth + 1) {
+        if is_test(self.db, self.cells, c, depth + 1) {
             self.tests(c, depth + 1, &mut to_else);
         } else {
             let y = self.level();
@@ -1033,6 +1081,11 @@ mod tests {
         assert!(c.contains("Test(") && c.contains("Arith("), "{c}");
         let c = code_of("p(X) :- \\+ memberchk(X, [a]).", "p", 1);
         assert!(!c.contains("TryElse") && c.contains("CallBuiltin"), "{c}");
+        // Builtins on both sides too: no environment, the variables stay
+        // in registers, and one first met inside is made before it.
+        let c = code_of("h(T, X, H) :- ( memberchk(c(X, H0), T) -> H = H0 ; H = 0 ).", "h", 3);
+        assert!(!c.contains("Allocate") && !c.contains("Y("), "{c}");
+        assert!(c.contains("PutVarX("), "{c}");
         // A condition that calls a predicate keeps its choice point.
         let c = code_of("p(X) :- ( q(X) -> true ; true ).\nq(_).", "p", 1);
         assert!(c.contains("TryElse") && c.contains("CutTo"), "{c}");
