@@ -937,7 +937,7 @@ impl Machine {
         let desc = matches!(ord, SortOrd::Gt | SortOrd::Ge);
         let dedup = matches!(ord, SortOrd::Lt | SortOrd::Gt);
         let mut keys = std::mem::take(&mut self.sort_keys);
-        let done = keyed.len() < 2 || keys.sort(&self.store, &self.atoms, keyed, desc, dedup, key > 0);
+        let done = keyed.len() < 2 || keys.sort(&self.store, &self.atoms, keyed, desc, dedup);
         self.sort_keys = keys;
         if !done {
             keyed.sort_by(|x, y| {
