@@ -98,12 +98,14 @@ fn is_inline_control(k: Kind) -> bool {
 /// `memberchk/2`...), or a conjunction of tests. An if-then-else or a
 /// negation whose condition is a test needs no choice point: a failing
 /// test jumps to the else branch (see `Cg::tests`).
-fn is_test(db: &Db, cells: &[Cell], g: usize, depth: usize) -> bool {
+/// With `binds` false, only tests that bind nothing when they succeed
+/// either (not `memberchk/2`).
+fn is_test(db: &Db, cells: &[Cell], g: usize, depth: usize, binds: bool) -> bool {
     match kind(db, cells, g, depth) {
         Kind::True => true,
         Kind::Conj => {
             let (_, args) = parts(cells, g);
-            is_test(db, cells, args[0], depth + 1) && is_test(db, cells, args[1], depth + 1)
+            is_test(db, cells, args[0], depth + 1, binds) && is_test(db, cells, args[1], depth + 1, binds)
         }
         Kind::Builtin(_) => {
             let (f, args) = parts(cells, g);
@@ -144,7 +146,7 @@ fn is_test(db: &Db, cells: &[Cell], g: usize, depth: usize) -> bool {
             ];
             match args.len() {
                 1 => tests1.contains(&f),
-                2 => tests2.contains(&f),
+                2 => tests2.contains(&f) && (binds || f != atom::MEMBERCHK),
                 _ => false,
             }
         }
@@ -164,7 +166,7 @@ fn is_flat(db: &Db, cells: &[Cell], g: usize, depth: usize) -> bool {
         return false;
     }
     let (_, args) = parts(cells, g);
-    let ite = |c: usize, t: usize| is_test(db, cells, c, depth + 1) && is_flat(db, cells, t, depth + 1);
+    let ite = |c: usize, t: usize| is_test(db, cells, c, depth + 1, true) && is_flat(db, cells, t, depth + 1);
     match kind(db, cells, g, depth) {
         Kind::True | Kind::Fail | Kind::Builtin(_) => true,
         Kind::Conj => is_flat(db, cells, args[0], depth + 1) && is_flat(db, cells, args[1], depth + 1),
@@ -176,7 +178,7 @@ fn is_flat(db: &Db, cells: &[Cell], g: usize, depth: usize) -> bool {
             }
             _ => false,
         },
-        Kind::Not => is_test(db, cells, args[0], depth + 1),
+        Kind::Not => is_test(db, cells, args[0], depth + 1, true),
         _ => false,
     }
 }
@@ -691,11 +693,37 @@ impl Cg<'_> {
                     self.ite(ca[0], ca[1], Some(right), soft, last, cut, depth + 1);
                     return;
                 }
-                let try_at = self.emit(Instr::TryElse(0));
-                self.goal(left, last, cut, depth + 1);
+                // The left branch's leading tests that bind nothing: when
+                // one fails the right branch runs at once, with no choice
+                // point made and taken back.
+                let mut to_right = Vec::new();
+                let (mut rest, mut d) = (Some(left), depth + 1);
+                while let Some(g) = rest {
+                    if is_test(self.db, self.cells, g, d, false) {
+                        self.tests(g, d, &mut to_right);
+                        rest = None;
+                        break;
+                    }
+                    let (_, ca) = parts(self.cells, g);
+                    if kind(self.db, self.cells, g, d) != Kind::Conj
+                        || !is_test(self.db, self.cells, ca[0], d + 1, false)
+                    {
+                        break;
+                    }
+                    self.tests(ca[0], d + 1, &mut to_right);
+                    (rest, d) = (Some(ca[1]), d + 1);
+                }
+                to_right.push(self.emit(Instr::TryElse(0)));
+                match rest {
+                    Some(g) => self.goal(g, last, cut, d),
+                    None if last => self.exit(),
+                    None => {}
+                }
                 let jump = (!last).then(|| self.emit(Instr::Jump(0)));
                 let here = self.out.len();
-                self.patch(try_at, here);
+                for at in to_right {
+                    self.patch(at, here);
+                }
                 self.goal(right, last, cut, depth + 1);
                 if let Some(j) = jump {
                     let here = self.out.len();
@@ -706,7 +734,7 @@ impl Cg<'_> {
                 self.init_vars(g);
                 self.ite(args[0], args[1], None, soft, last, cut, depth + 1);
             }
-            Kind::Not if is_test(self.db, self.cells, args[0], depth + 1) => {
+            Kind::Not if is_test(self.db, self.cells, args[0], depth + 1, true) => {
                 // A test: no choice point (see `ite`).
                 self.init_vars(g);
                 let mut fails = Vec::new();
@@ -990,7 +1018,7 @@ impl Cg<'_> {
         // a test has one solution at most, so `*->` is `->`), else the
         // choice point pushed before the condition.
         let mut to_else = Vec::new();
-        if is_test(self.db, self.cells, c, depth + 1) {
+        if is_test(self.db, self.cells, c, depth + 1, true) {
             self.tests(c, depth + 1, &mut to_else);
         } else {
             let y = self.level();
