@@ -7,6 +7,7 @@ use super::arith::Num;
 use super::atoms::{Atom, atom};
 use super::machine::{Alt, Exc, Machine, Res};
 use super::term::Cell;
+use super::vm::TypeTest;
 use super::write::WriteOpts;
 use rand::Rng;
 use rand::SeedableRng;
@@ -28,21 +29,19 @@ use text::*;
 /// Registers every builtin.
 pub fn register(m: &mut Machine) {
     let table: &[(&str, u32, super::machine::BuiltinFn)] = &[
-        // type tests
-        ("var", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Ref(_)))),
-        ("nonvar", 1, |m, a| Ok(!matches!(m.store.deref(a[0]), Cell::Ref(_)))),
-        // As in SWI-Prolog 7+, `[]` is a reserved constant, not an atom.
-        ("atom", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Atom(x) if x != atom::NIL))),
-        ("number", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Int(_) | Cell::Flt(_)))),
-        ("integer", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Int(_)))),
-        ("float", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Flt(_)))),
-        ("atomic", 1, |m, a| {
-            Ok(matches!(m.store.deref(a[0]), Cell::Atom(_) | Cell::Int(_) | Cell::Flt(_) | Cell::Text(_)))
-        }),
-        ("compound", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Str(_) | Cell::Lst(_)))),
-        ("callable", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Atom(_) | Cell::Str(_) | Cell::Lst(_)))),
+        // type tests (those decided by the tag, as the register machine's
+        // fast path decides them)
+        ("var", 1, |m, a| Ok(TypeTest::Var.holds(m.store.deref(a[0])))),
+        ("nonvar", 1, |m, a| Ok(TypeTest::Nonvar.holds(m.store.deref(a[0])))),
+        ("atom", 1, |m, a| Ok(TypeTest::Atom.holds(m.store.deref(a[0])))),
+        ("number", 1, |m, a| Ok(TypeTest::Number.holds(m.store.deref(a[0])))),
+        ("integer", 1, |m, a| Ok(TypeTest::Integer.holds(m.store.deref(a[0])))),
+        ("float", 1, |m, a| Ok(TypeTest::Float.holds(m.store.deref(a[0])))),
+        ("atomic", 1, |m, a| Ok(TypeTest::Atomic.holds(m.store.deref(a[0])))),
+        ("compound", 1, |m, a| Ok(TypeTest::Compound.holds(m.store.deref(a[0])))),
+        ("callable", 1, |m, a| Ok(TypeTest::Callable.holds(m.store.deref(a[0])))),
+        ("string", 1, |m, a| Ok(TypeTest::String.holds(m.store.deref(a[0])))),
         ("is_list", 1, |m, a| Ok(m.list_len(a[0]).is_some())),
-        ("string", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Text(_)))),
         ("is_assoc", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Atom(atom::T) | Cell::Str(_)))),
         ("ground", 1, |m, a| Ok(m.is_ground(a[0]))),
         // unification and comparison
@@ -111,7 +110,6 @@ pub fn register(m: &mut Machine) {
         ("string_to_atom", 2, |m, a| m.text_convert(a, Conv::String, Conv::Atom)),
         ("string_code", 3, bi_string_code),
         ("number_vars", 3, bi_numbervars),
-        ("string", 1, |m, a| Ok(matches!(m.store.deref(a[0]), Cell::Text(_)))),
         ("text_to_string", 2, |m, a| {
             let s = m.text_of(a[0])?;
             let t = m.store.new_text(&s);

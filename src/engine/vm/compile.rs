@@ -5,8 +5,8 @@
 //! constructs keep their goal arguments; a variable goal is `call(X)`).
 
 use super::{
-    AOp, ASTACK, ArgDst, ArgFast, Arith, ArithOp, Expr, FIRST, Instr, NO_PRED, Opd, PERM, TestFast, TestOp, Tm, UArg,
-    VOID,
+    AOp, ASTACK, ArgDst, ArgFast, Arith, ArithOp, Expr, FIRST, Instr, NO_PRED, Opd, PERM, TestFast, TestOp, Tm,
+    TypeTest, UArg, VOID,
 };
 use crate::engine::atoms::{Atom, atom};
 use crate::engine::db::{Db, Entry};
@@ -109,20 +109,6 @@ fn is_test(db: &Db, cells: &[Cell], g: usize, depth: usize, binds: bool) -> bool
         }
         Kind::Builtin(_) => {
             let (f, args) = parts(cells, g);
-            let tests1 = [
-                atom::VAR,
-                atom::NONVAR,
-                atom::ATOM,
-                atom::NUMBER,
-                atom::INTEGER,
-                atom::FLOAT,
-                atom::ATOMIC,
-                atom::COMPOUND,
-                atom::CALLABLE,
-                atom::STRING,
-                atom::IS_LIST,
-                atom::GROUND,
-            ];
             let tests2 = [
                 atom::SAME,
                 atom::NOT_SAME,
@@ -145,7 +131,7 @@ fn is_test(db: &Db, cells: &[Cell], g: usize, depth: usize, binds: bool) -> bool
                 atom::ORD_MEMBERCHK,
             ];
             match args.len() {
-                1 => tests1.contains(&f),
+                1 => TypeTest::ALL.iter().any(|t| t.name() == f) || [atom::IS_LIST, atom::GROUND].contains(&f),
                 2 => tests2.contains(&f) && (binds || f != atom::MEMBERCHK),
                 _ => false,
             }
@@ -856,16 +842,7 @@ impl Cg<'_> {
         let op = match (f, args.len()) {
             (atom::SAME, 2) => TestOp::Same(false),
             (atom::NOT_SAME, 2) => TestOp::Same(true),
-            (atom::VAR, 1) => TestOp::Var,
-            (atom::NONVAR, 1) => TestOp::Nonvar,
-            (atom::ATOM, 1) => TestOp::Atom,
-            (atom::NUMBER, 1) => TestOp::Number,
-            (atom::INTEGER, 1) => TestOp::Integer,
-            (atom::FLOAT, 1) => TestOp::Float,
-            (atom::ATOMIC, 1) => TestOp::Atomic,
-            (atom::COMPOUND, 1) => TestOp::Compound,
-            (atom::CALLABLE, 1) => TestOp::Callable,
-            (atom::STRING, 1) => TestOp::String,
+            (f, 1) => TestOp::Type(TypeTest::ALL.into_iter().find(|t| t.name() == f)?),
             _ => return None,
         };
         let a = self.opd(args[0])?;

@@ -102,7 +102,13 @@ pub enum TestOp {
     /// `==` (or, with the flag, `\==`) on variables, atoms and integers;
     /// anything else falls through to the builtin.
     Same(bool),
-    /// A type test, decided by the tag of the dereferenced argument.
+    Type(TypeTest),
+}
+
+/// A type test: decided by the tag of the dereferenced argument (the
+/// builtins `var/1`... and the `Test` instruction share it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TypeTest {
     Var,
     Nonvar,
     Atom,
@@ -113,6 +119,56 @@ pub enum TestOp {
     Compound,
     Callable,
     String,
+}
+
+impl TypeTest {
+    /// The test's name.
+    pub fn name(self) -> Atom {
+        use super::atoms::atom;
+        match self {
+            TypeTest::Var => atom::VAR,
+            TypeTest::Nonvar => atom::NONVAR,
+            TypeTest::Atom => atom::ATOM,
+            TypeTest::Number => atom::NUMBER,
+            TypeTest::Integer => atom::INTEGER,
+            TypeTest::Float => atom::FLOAT,
+            TypeTest::Atomic => atom::ATOMIC,
+            TypeTest::Compound => atom::COMPOUND,
+            TypeTest::Callable => atom::CALLABLE,
+            TypeTest::String => atom::STRING,
+        }
+    }
+
+    pub const ALL: [TypeTest; 10] = [
+        TypeTest::Var,
+        TypeTest::Nonvar,
+        TypeTest::Atom,
+        TypeTest::Number,
+        TypeTest::Integer,
+        TypeTest::Float,
+        TypeTest::Atomic,
+        TypeTest::Compound,
+        TypeTest::Callable,
+        TypeTest::String,
+    ];
+
+    /// Whether a dereferenced cell passes the test.
+    #[inline]
+    pub fn holds(self, c: Cell) -> bool {
+        match self {
+            TypeTest::Var => matches!(c, Cell::Ref(_)),
+            TypeTest::Nonvar => !matches!(c, Cell::Ref(_)),
+            // As in SWI-Prolog 7+, `[]` is a reserved constant, not an atom.
+            TypeTest::Atom => matches!(c, Cell::Atom(x) if x != super::atoms::atom::NIL),
+            TypeTest::Number => matches!(c, Cell::Int(_) | Cell::Flt(_)),
+            TypeTest::Integer => matches!(c, Cell::Int(_)),
+            TypeTest::Float => matches!(c, Cell::Flt(_)),
+            TypeTest::Atomic => c.is_atomic(),
+            TypeTest::Compound => matches!(c, Cell::Str(_) | Cell::Lst(_)),
+            TypeTest::Callable => matches!(c, Cell::Atom(_) | Cell::Str(_) | Cell::Lst(_)),
+            TypeTest::String => matches!(c, Cell::Text(_)),
+        }
+    }
 }
 
 /// The fast path of a test builtin (`done` and `fail` as in `Arith`).

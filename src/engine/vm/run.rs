@@ -496,17 +496,7 @@ impl Machine {
                 };
                 same != negate
             }
-            TestOp::Var => matches!(a, Cell::Ref(_)),
-            TestOp::Nonvar => !matches!(a, Cell::Ref(_)),
-            // As in SWI-Prolog 7+, `[]` is not an atom.
-            TestOp::Atom => matches!(a, Cell::Atom(x) if x != atom::NIL),
-            TestOp::Number => matches!(a, Cell::Int(_) | Cell::Flt(_)),
-            TestOp::Integer => matches!(a, Cell::Int(_)),
-            TestOp::Float => matches!(a, Cell::Flt(_)),
-            TestOp::Atomic => a.is_atomic(),
-            TestOp::Compound => matches!(a, Cell::Str(_) | Cell::Lst(_)),
-            TestOp::Callable => matches!(a, Cell::Atom(_) | Cell::Str(_) | Cell::Lst(_)),
-            TestOp::String => matches!(a, Cell::Text(_)),
+            TestOp::Type(t) => t.holds(a),
         })
     }
 
