@@ -95,11 +95,10 @@ fn is_inline_control(k: Kind) -> bool {
 
 /// Whether goal `g` is a test: `true`, a builtin that binds nothing when
 /// it fails and leaves no choice point (comparisons, type tests,
-/// `memberchk/2`...), or a conjunction of tests. An if-then-else or a
-/// negation whose condition is a test needs no choice point: a failing
-/// test jumps to the else branch (see `Cg::tests`).
-/// With `binds` false, only tests that bind nothing when they succeed
-/// either (not `memberchk/2`).
+/// `memberchk/2`...), or a conjunction of tests; with `binds` false, one
+/// that binds nothing when it succeeds either (not `memberchk/2`). An
+/// if-then-else or a negation whose condition is a test needs no choice
+/// point: a failing test jumps to the else branch (see `Cg::tests`).
 fn is_test(db: &Db, cells: &[Cell], g: usize, depth: usize, binds: bool) -> bool {
     match kind(db, cells, g, depth) {
         Kind::True => true,

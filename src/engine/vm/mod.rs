@@ -139,6 +139,7 @@ impl TypeTest {
         }
     }
 
+    /// Every type test.
     pub const ALL: [TypeTest; 10] = [
         TypeTest::Var,
         TypeTest::Nonvar,
