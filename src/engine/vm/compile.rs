@@ -33,6 +33,8 @@ enum Kind {
     Disj,
     IfThen(bool),
     Not,
+    /// `findall/3` (`findall/4` when true) compiled in place.
+    Findall(bool),
     Meta(u32),
     Control(Control),
     Builtin(u32),
@@ -82,6 +84,11 @@ fn kind(db: &Db, cells: &[Cell], i: usize, depth: usize) -> Kind {
             Control::IfThen => Kind::IfThen(false),
             Control::SoftIf => Kind::IfThen(true),
             Control::Not => Kind::Not,
+            Control::Findall | Control::Findall4
+                if depth < MAX_INLINE_DEPTH && inline_goal(db, cells, args[1], depth + 1) =>
+            {
+                Kind::Findall(c == Control::Findall4)
+            }
             other => Kind::Control(other),
         },
         Some(Entry::Builtin(b)) => Kind::Builtin(b as u32),
@@ -90,7 +97,26 @@ fn kind(db: &Db, cells: &[Cell], i: usize, depth: usize) -> Kind {
 }
 
 fn is_inline_control(k: Kind) -> bool {
-    matches!(k, Kind::Conj | Kind::Disj | Kind::IfThen(_) | Kind::Not)
+    matches!(k, Kind::Conj | Kind::Disj | Kind::IfThen(_) | Kind::Not | Kind::Findall(_))
+}
+
+/// Whether the goal of a findall (at `g`) can run in place, in the
+/// clause's code: a variable (called) or a callable term whose control
+/// constructs hold callable terms all through. Anything else (`(p, 3)`) is
+/// called as a term, which rejects it whole before it runs, as calling it
+/// does.
+fn inline_goal(db: &Db, cells: &[Cell], g: usize, depth: usize) -> bool {
+    match cells[g] {
+        Cell::Ref(_) | Cell::Atom(_) => true,
+        Cell::Str(_) => match kind(db, cells, g, depth) {
+            Kind::Conj | Kind::Disj | Kind::IfThen(_) | Kind::Not => {
+                parts(cells, g).1.iter().all(|&a| inline_goal(db, cells, a, depth + 1))
+            }
+            Kind::Meta(0) => false,
+            _ => true,
+        },
+        _ => false,
+    }
 }
 
 /// Whether goal `g` is a test: `true`, a builtin that binds nothing when
@@ -412,7 +438,12 @@ fn max_arity_in(db: &Db, cells: &[Cell], g: usize, max: &mut u32) {
     while let Some((g, depth)) = stack.pop() {
         let k = kind(db, cells, g, depth);
         let (_, args) = parts(cells, g);
-        if is_inline_control(k) {
+        if let Kind::Findall(_) = k {
+            // The result (and tail) and the template are put in `X0` and
+            // `X1`; the goal runs in place.
+            *max = (*max).max(2);
+            stack.push((args[1], depth + 1));
+        } else if is_inline_control(k) {
             stack.extend(args.iter().map(|&a| (a, depth + 1)));
         } else if k == Kind::Meta(0) {
             *max = (*max).max(1);
@@ -637,7 +668,7 @@ impl Cg<'_> {
         assert!(target > at, "a forward jump");
         let l = (target - at) as u32;
         match &mut self.out[at] {
-            Instr::TryElse(j) | Instr::Jump(j) => *j = l,
+            Instr::TryElse(j) | Instr::Jump(j) | Instr::FindallBegin(_, _, j) => *j = l,
             Instr::Arith(a) => a.fail = l,
             Instr::Test(t) => t.fail = l,
             Instr::CallBuiltin(_, _, _, fail) => *fail = l,
@@ -742,6 +773,28 @@ impl Cg<'_> {
                 self.emit(Instr::Fail);
                 let here = self.out.len();
                 self.patch(try_at, here);
+                if last {
+                    self.exit();
+                }
+            }
+            Kind::Findall(four) => {
+                // The bag's choice point, the goal, then the template added
+                // to the bag (the goal's solutions are taken by
+                // backtracking); a `!` in the goal cuts to the level below
+                // the bag's choice point.
+                self.init_vars(g);
+                let y = self.ny;
+                self.ny += 1;
+                self.put_arg(args[2], 0);
+                if four {
+                    self.put_arg(args[3], 1);
+                }
+                let begin = self.emit(Instr::FindallBegin(y, four, 0));
+                self.goal(args[1], false, CutKind::Level(y), depth + 1);
+                self.put_arg(args[0], 0);
+                self.emit(Instr::FindallAdd(y));
+                let here = self.out.len();
+                self.patch(begin, here);
                 if last {
                     self.exit();
                 }
@@ -1100,5 +1153,21 @@ mod tests {
         let c = code_of("p(X) :- q(X), r(X).\nq(_). r(_).", "p", 1);
         assert!(c.starts_with("[Allocate(1), GetVarY(0, 0)"), "{c}");
         assert!(c.contains("Deallocate, Execute"), "{c}");
+    }
+
+    #[test]
+    fn a_findall_runs_its_goal_in_place() {
+        // No goal term built and called: the goal's code is in the
+        // clause, between the bag's choice point and the template's copy.
+        let c = code_of("a(R, L) :- findall(A-R, (p(R, A), A > 1), L).\np(_, _).", "a", 2);
+        assert!(!c.contains("CallControl"), "{c}");
+        let (begin, rest) = c.split_once("FindallBegin(").unwrap();
+        assert!(!begin.contains("PutStruct") && begin.ends_with("PutValY(0, 0), "), "the result list in X0: {c}");
+        let (goal, _) = rest.split_once("FindallAdd(").unwrap();
+        assert!(goal.contains("Call(") && goal.contains("Arith("), "{c}");
+        // A goal that is not callable all through is called as a term,
+        // which rejects it whole, as calling it does.
+        let c = code_of("a(L) :- findall(X, (p(X, _), 3), L).\np(_, _).", "a", 1);
+        assert!(c.contains("CallControl(Findall") && !c.contains("FindallBegin"), "{c}");
     }
 }

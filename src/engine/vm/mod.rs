@@ -295,6 +295,16 @@ pub enum Instr {
     SoftCut(u32),
     /// A choice point for the branch this many instructions on.
     TryElse(u32),
+    /// An inline `findall/3,4` (the result list in `X0`, and for
+    /// `findall/4` its tail in `X1`): a new bag and its choice point, the
+    /// choice-stack level below which goes in the slot (a `!` in the goal
+    /// cuts to it, keeping the bag's choice point). The goal's code
+    /// follows, then `FindallAdd`; once the goal has no more solutions the
+    /// choice point unifies the list and goes on this many instructions on.
+    FindallBegin(u32, bool, u32),
+    /// Adds a copy of the template (in `X0`) to the bag of the findall
+    /// whose level is in the slot, then backtracks for the next solution.
+    FindallAdd(u32),
     /// Go on this many instructions on.
     Jump(u32),
     Fail,
@@ -352,6 +362,7 @@ pub fn ends_flow(i: &Instr) -> bool {
             | Instr::Jump(_)
             | Instr::Fail
             | Instr::FaAdd
+            | Instr::FindallAdd(_)
             | Instr::SampleAdd
             | Instr::Restore
             | Instr::Succeed

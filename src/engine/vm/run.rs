@@ -342,6 +342,28 @@ impl Machine {
                         let cont = unsafe { at.add(l as usize) };
                         self.vm_push_choice(Alt::Else, cont, 0);
                     }
+                    Instr::FindallBegin(y, four, l) => {
+                        let result = self.vm.x[0];
+                        let tail = if four { self.vm.x[1] } else { Cell::Atom(atom::NIL) };
+                        if let Err(e) = self.check_partial_list(result, atom::FINDALL, if four { 4 } else { 3 }) {
+                            go = Err(e);
+                            continue 'outer;
+                        }
+                        self.steps += 1;
+                        *self.y(y) = Cell::Int(self.choices.len() as i64);
+                        let bag = self.bag_new() as u32;
+                        // SAFETY: a forward jump inside this code.
+                        let done = unsafe { at.add(l as usize) };
+                        self.vm_push_choice(Alt::Findall { bag, result, tail }, done, 0);
+                    }
+                    Instr::FindallAdd(y) => {
+                        let Cell::Int(h) = *self.y(y) else { unreachable!("a level") };
+                        let Alt::Findall { bag, .. } = self.choices[h as usize].alt else {
+                            unreachable!("the findall's choice point")
+                        };
+                        go = self.bag_add(bag as usize, self.vm.x[0]).map(|()| None);
+                        continue 'outer;
+                    }
                     // SAFETY: a forward jump inside this code.
                     Instr::Jump(l) => ip = unsafe { at.add(l as usize) },
                     Instr::Fail => {
