@@ -66,7 +66,7 @@ impl Tmpl {
 }
 
 /// Constant arguments a probe compares (the first ones of a compound).
-const PROBE_KEYS: usize = 6;
+const PROBE_KEYS: usize = 4;
 
 /// A term prepared for scanning a list (see [`Store::probe`]).
 pub struct Probe {
