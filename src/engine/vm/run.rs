@@ -694,7 +694,7 @@ impl Machine {
         let nregs = self.vm.live;
         let regs = self.choices.last().map_or(0, |c| c.vm.regs + c.vm.nregs);
         self.vm.saved.truncate(regs as usize);
-        self.vm.saved.extend_from_slice(&self.vm.x[..nregs as usize]);
+        save_regs(&mut self.vm.saved, &self.vm.x, nregs as usize);
         VmSave {
             e: self.vm.e,
             cp: self.vm.cp,
@@ -711,7 +711,7 @@ impl Machine {
     fn vm_push_choice(&mut self, alt: Alt, cont: Cont, nregs: u32) {
         let regs = self.choices.last().map_or(0, |c| c.vm.regs + c.vm.nregs);
         self.vm.saved.truncate(regs as usize);
-        self.vm.saved.extend_from_slice(&self.vm.x[..nregs as usize]);
+        save_regs(&mut self.vm.saved, &self.vm.x, nregs as usize);
         let heap = self.store.heap.len();
         let save = VmSave {
             e: self.vm.e,
@@ -1157,7 +1157,7 @@ impl Machine {
             self.vm.cp = s.cp;
             self.vm.b0 = s.b0;
             let (r, n) = (s.regs as usize, s.nregs as usize);
-            self.vm.x[..n].copy_from_slice(&self.vm.saved[r..r + n]);
+            restore_regs(&mut self.vm.x, &self.vm.saved[r..r + n]);
             let idx = self.choices.len() - 1;
             // Where a resumed builtin or branch continues (not needed to
             // retry a clause, the common case).
@@ -1495,6 +1495,34 @@ impl Machine {
         }
         let from = roots.len() - nroots;
         self.roots.copy_from_slice(&roots[from..]);
+    }
+}
+
+/// Appends registers `X0..Xn` to `saved`. A choice point saves few (a
+/// call's arguments): fixed-size copies for up to four, where a copy of any
+/// length is a call to `memcpy`.
+#[inline(always)]
+fn save_regs(saved: &mut Vec<Cell>, x: &[Cell], n: usize) {
+    match n {
+        0 => {}
+        1 => saved.push(x[0]),
+        2 => saved.extend_from_slice(&x[..2]),
+        3 => saved.extend_from_slice(&x[..3]),
+        4 => saved.extend_from_slice(&x[..4]),
+        _ => saved.extend_from_slice(&x[..n]),
+    }
+}
+
+/// Puts saved registers back into `X0...` (see `save_regs`).
+#[inline(always)]
+fn restore_regs(x: &mut [Cell], saved: &[Cell]) {
+    match saved.len() {
+        0 => {}
+        1 => x[0] = saved[0],
+        2 => x[..2].copy_from_slice(&saved[..2]),
+        3 => x[..3].copy_from_slice(&saved[..3]),
+        4 => x[..4].copy_from_slice(&saved[..4]),
+        n => x[..n].copy_from_slice(saved),
     }
 }
 
