@@ -343,18 +343,16 @@ impl Machine {
                         self.vm_push_choice(Alt::Else, cont, 0);
                     }
                     Instr::FindallBegin(y, four, l) => {
-                        let result = self.vm.x[0];
+                        let (result, level) = (self.vm.x[0], self.choices.len());
                         let tail = if four { self.vm.x[1] } else { Cell::Atom(atom::NIL) };
-                        if let Err(e) = self.check_partial_list(result, atom::FINDALL, if four { 4 } else { 3 }) {
+                        // SAFETY: a forward jump inside this code.
+                        let done = unsafe { at.add(l as usize) };
+                        if let Err(e) = self.findall_bag(result, tail, four, done) {
                             go = Err(e);
                             continue 'outer;
                         }
                         self.steps += 1;
-                        *self.y(y) = Cell::Int(self.choices.len() as i64);
-                        let bag = self.bag_new() as u32;
-                        // SAFETY: a forward jump inside this code.
-                        let done = unsafe { at.add(l as usize) };
-                        self.vm_push_choice(Alt::Findall { bag, result, tail }, done, 0);
+                        *self.y(y) = Cell::Int(level as i64);
                     }
                     Instr::FindallAdd(y) => {
                         let Cell::Int(h) = *self.y(y) else { unreachable!("a level") };
@@ -1075,12 +1073,9 @@ impl Machine {
                 let (template, goal, result) = (x(self, 0), x(self, 1), x(self, 2));
                 let four = c == Control::Findall4;
                 let tail = if four { x(self, 3) } else { Cell::Atom(atom::NIL) };
-                let ar = if four { 4 } else { 3 };
-                self.check_callable_ctx(goal, atom::FINDALL, ar)?;
-                self.check_partial_list(result, atom::FINDALL, ar)?;
-                let bag = self.bag_new();
+                self.check_callable_ctx(goal, atom::FINDALL, if four { 4 } else { 3 })?;
                 let cont = self.vm.cp;
-                self.vm_push_choice(Alt::Findall { bag: bag as u32, result, tail }, cont, 0);
+                let bag = self.findall_bag(result, tail, four, cont)?;
                 self.push_frame(2, cont, false);
                 *self.y(0) = template;
                 *self.y(1) = Cell::Int(bag as i64);
@@ -1140,6 +1135,17 @@ impl Machine {
             },
             _ => unreachable!("inline control {c:?} is compiled, not called"),
         }
+    }
+
+    /// Starts a `findall/3,4`: checks its result list, makes a bag and
+    /// pushes the choice point that, once the goal is exhausted, unifies
+    /// the bag's list (ending in `tail`) with `result` and goes on at
+    /// `cont`. The bag's number.
+    fn findall_bag(&mut self, result: Cell, tail: Cell, four: bool, cont: Cont) -> Result<usize, Exc> {
+        self.check_partial_list(result, atom::FINDALL, if four { 4 } else { 3 })?;
+        let bag = self.bag_new();
+        self.vm_push_choice(Alt::Findall { bag: bag as u32, result, tail }, cont, 0);
+        Ok(bag)
     }
 
     /// Backtracks to the newest choice point: where to continue, or `None`
