@@ -689,37 +689,24 @@ impl Machine {
     /// The register-machine state a choice point pushed by a builtin saves:
     /// it resumes after the builtin with the live registers.
     pub(crate) fn vm_save(&mut self) -> VmSave {
-        let nregs = self.vm.live;
+        self.save_state(self.vm.cont, self.vm.live)
+    }
+
+    /// The machine state a new choice point keeps (resuming at `cont`),
+    /// with registers `X0..nregs` saved above the newest choice point's.
+    #[inline(always)]
+    fn save_state(&mut self, cont: Cont, nregs: u32) -> VmSave {
         let regs = self.choices.last().map_or(0, |c| c.vm.regs + c.vm.nregs);
         self.vm.saved.truncate(regs as usize);
         save_regs(&mut self.vm.saved, &self.vm.x, nregs as usize);
-        VmSave {
-            e: self.vm.e,
-            cp: self.vm.cp,
-            cont: self.vm.cont,
-            b0: self.vm.b0,
-            regs,
-            nregs,
-            env_top: self.vm.envs.len() as u32,
-        }
+        VmSave { e: self.vm.e, cp: self.vm.cp, cont, b0: self.vm.b0, regs, nregs, env_top: self.vm.envs.len() as u32 }
     }
 
     /// Pushes a choice point resuming at `cont`, saving `nregs` registers.
     #[inline(always)]
     fn vm_push_choice(&mut self, alt: Alt, cont: Cont, nregs: u32) {
-        let regs = self.choices.last().map_or(0, |c| c.vm.regs + c.vm.nregs);
-        self.vm.saved.truncate(regs as usize);
-        save_regs(&mut self.vm.saved, &self.vm.x, nregs as usize);
+        let save = self.save_state(cont, nregs);
         let heap = self.store.heap.len();
-        let save = VmSave {
-            e: self.vm.e,
-            cp: self.vm.cp,
-            cont,
-            b0: self.vm.b0,
-            regs,
-            nregs,
-            env_top: self.vm.envs.len() as u32,
-        };
         self.choices.push(Choice { alt, heap, trail: self.store.trail.len(), vm: save });
         self.store.hb = heap;
     }
