@@ -223,6 +223,33 @@ pub struct Pred {
     /// fewer. Valid while `clauses` is unchanged (the clauses own the
     /// code): emptied with the indexes whenever they change.
     entry: Vec<std::cell::Cell<Option<super::vm::Cont>>>,
+    /// Where a call goes at once, by the class of its first argument
+    /// (`Switch`), when that class alone leaves exactly one clause whose
+    /// code is compiled: the predicate's switch on the first argument.
+    /// Valid, like `entry`, while `clauses` is unchanged.
+    switch: [std::cell::Cell<Option<super::vm::Cont>>; 3],
+}
+
+/// The classes of a first argument a predicate's `switch` tells apart:
+/// a list cell, `[]`, and anything else (where only a predicate of one
+/// clause has an entry).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Switch {
+    Other = 0,
+    Lst = 1,
+    Nil = 2,
+}
+
+impl Switch {
+    /// The class of a dereferenced first argument.
+    #[inline(always)]
+    pub fn of(c: Cell) -> Switch {
+        match c {
+            Cell::Lst(_) => Switch::Lst,
+            Cell::Atom(super::atoms::atom::NIL) => Switch::Nil,
+            _ => Switch::Other,
+        }
+    }
 }
 
 /// An index on an argument other than the first.
@@ -246,6 +273,7 @@ impl Pred {
             args: Vec::new(),
             maybe: 0,
             entry: Vec::new(),
+            switch: Default::default(),
         }
     }
 
@@ -310,12 +338,43 @@ impl Pred {
         self.entry.get(c)?.get()
     }
 
-    /// Records the start of clause `c`'s code (compiled from `clauses[c]`).
+    /// Records the start of clause `c`'s code (compiled from `clauses[c]`),
+    /// and in the switch where it is the one clause a call can take.
     pub fn set_entry(&mut self, c: usize, code: super::vm::Cont) {
         if self.entry.len() < self.clauses.len() {
             self.entry.resize(self.clauses.len(), std::cell::Cell::new(None));
         }
         self.entry[c].set(Some(code));
+        let only = [c as u32];
+        let (lst, nil) = match &self.index {
+            _ if self.clauses.len() == 1 => {
+                self.switch[Switch::Other as usize].set(Some(code));
+                (true, true)
+            }
+            Some(ix) => (*ix.lst == only, *ix.nil == only),
+            None => (false, false),
+        };
+        if lst {
+            self.switch[Switch::Lst as usize].set(Some(code));
+        }
+        if nil {
+            self.switch[Switch::Nil as usize].set(Some(code.past_nil_test()));
+        }
+    }
+
+    /// The code a call whose first argument is of class `k` goes to
+    /// without looking at its candidates (see `switch`).
+    #[inline(always)]
+    pub fn switch(&self, k: Switch) -> Option<super::vm::Cont> {
+        self.switch[k as usize].get()
+    }
+
+    /// Forgets the indexes, entries and switch after a change of clauses.
+    fn changed(&mut self) {
+        self.index = None;
+        self.args.clear();
+        self.entry.clear();
+        self.switch = Default::default();
     }
 
     /// Builds the indexes `select` found missing for a call of `arity`
@@ -353,9 +412,7 @@ impl Pred {
         } else {
             v.push(Rc::new(c));
         }
-        self.index = None;
-        self.args.clear();
-        self.entry.clear();
+        self.changed();
     }
 
     /// Removes the clause that is `c` (by identity).
@@ -364,17 +421,13 @@ impl Pred {
             return false;
         };
         Rc::make_mut(&mut self.clauses).remove(i);
-        self.index = None;
-        self.args.clear();
-        self.entry.clear();
+        self.changed();
         true
     }
 
     pub fn clear(&mut self) {
         self.clauses = Rc::new(Vec::new());
-        self.index = None;
-        self.args.clear();
-        self.entry.clear();
+        self.changed();
     }
 }
 

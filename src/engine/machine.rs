@@ -169,6 +169,10 @@ pub struct Machine {
     /// Cells the buffers of `bags` hold room for (`Bag::size`).
     pub bag_cells: usize,
     pub steps: u64,
+    /// The step at which a call next runs `check_limits` in full: the
+    /// next multiple of 4,096 (the time and memory checks), or the step
+    /// limit if that comes first.
+    pub step_at: u64,
     pub limits: Limits,
     pub(crate) deadline: Option<Instant>,
     pub out: String,
@@ -214,6 +218,7 @@ impl Machine {
             bag_vars: Vec::new(),
             bag_cells: 0,
             steps: 0,
+            step_at: 0,
             limits: Limits::default(),
             deadline: None,
             out: String::new(),
@@ -376,6 +381,7 @@ impl Machine {
         self.bags_truncate(0);
         self.pending = None;
         self.steps = 0;
+        self.step_at = self.next_step_at();
         self.deadline = self.limits.timeout.map(|d| Instant::now() + d);
         self.vm_start(goal);
     }
@@ -511,7 +517,13 @@ impl Machine {
     /// skips both then).
     #[inline(always)]
     pub(crate) fn limits_quiet(&self, steps: u64) -> bool {
-        steps & 0xfff != 0 && self.limits.max_steps.is_none_or(|m| steps <= m) && self.store.heap.len() <= self.heap_at
+        steps < self.step_at && self.store.heap.len() <= self.heap_at
+    }
+
+    /// `step_at` after a full check at the current step.
+    fn next_step_at(&self) -> u64 {
+        let periodic = (self.steps | 0xfff) + 1;
+        self.limits.max_steps.map_or(periodic, |m| periodic.min(m.saturating_add(1)))
     }
 
     /// Sets the heap size that triggers the next garbage collection.
@@ -531,13 +543,14 @@ impl Machine {
         if self.store.heap.len() * std::mem::size_of::<Cell>() > self.limits.max_memory {
             return Err(Exc::Limit(atom::MEMORY));
         }
-        if self.steps & 0xfff == 0 {
+        if self.steps >= self.step_at {
             if let Some(d) = self.deadline
                 && Instant::now() > d
             {
                 return Err(Exc::Limit(atom::TIME));
             }
             self.check_memory(0)?;
+            self.step_at = self.next_step_at();
         }
         Ok(())
     }

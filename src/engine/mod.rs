@@ -143,6 +143,7 @@ impl Engine {
     pub fn set_limits(&mut self, limits: Limits) {
         self.m.limits = limits;
         self.m.set_gc_at(self.m.gc_at);
+        self.m.step_at = 0;
     }
 
     pub fn limits(&self) -> &Limits {

@@ -222,8 +222,12 @@ impl Store {
     pub fn deref(&self, mut c: Cell) -> Cell {
         while let Cell::Ref(a) = c {
             let v = self.at(a);
-            if matches!(v, Cell::Ref(b) if b == a) {
-                return c;
+            if let Cell::Ref(b) = v {
+                if b == a {
+                    return c;
+                }
+            } else {
+                return v;
             }
             c = v;
         }

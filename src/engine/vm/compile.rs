@@ -560,7 +560,26 @@ impl Cg<'_> {
             // instruction for the three.
             Cell::Lst(p) if self.is_uarg(p) && self.is_uarg(p + 1) => {
                 let (u, v) = (self.uarg(p), self.uarg(p + 1));
-                self.emit(if put { Instr::PutList2(a, u, v) } else { Instr::GetList2(a, u, v) });
+                // A register code (`PERM` for a slot) of a variable.
+                let code = |u: UArg| match u {
+                    UArg::VarX(x) | UArg::ValX(x) => x as usize,
+                    UArg::VarY(y) | UArg::ValY(y) => y as usize | PERM,
+                    UArg::Void | UArg::Nil => unreachable!("a variable"),
+                };
+                self.emit(match (put, u, v) {
+                    (true, UArg::ValX(_) | UArg::ValY(_), UArg::Nil) => Instr::PutListValNil(a, code(u)),
+                    (true, ..) => Instr::PutList2(a, u, v),
+                    (false, UArg::VarX(_) | UArg::VarY(_), UArg::VarX(_) | UArg::VarY(_))
+                        if matches!((u, v), (UArg::VarY(_), _) | (_, UArg::VarY(_))) =>
+                    {
+                        Instr::GetListVarVarXY(a, code(u), code(v))
+                    }
+                    (false, UArg::VarX(x), UArg::VarX(y)) => Instr::GetListVarVar(a, x, y),
+                    (false, UArg::ValX(x), UArg::VarX(y)) => Instr::GetListValVar(a, x, y),
+                    (false, UArg::ValX(x), UArg::Void) => Instr::GetListValVoid(a, x),
+                    (false, UArg::Void, UArg::VarX(y)) => Instr::GetListVoidVar(a, y),
+                    (false, ..) => Instr::GetList2(a, u, v),
+                });
                 return;
             }
             Cell::Lst(p) => {
@@ -838,10 +857,7 @@ impl Cg<'_> {
                     _ => NO_PRED,
                 };
                 if last {
-                    if self.env {
-                        self.emit(Instr::Deallocate);
-                    }
-                    self.emit(Instr::Execute(pred, f, n));
+                    self.emit(if self.env { Instr::DeallocExecute(pred, f, n) } else { Instr::Execute(pred, f, n) });
                 } else {
                     self.emit(Instr::Call(pred, f, n));
                 }
@@ -1099,7 +1115,7 @@ mod tests {
         // T goes straight to X0 and R to X2: no moves before the call.
         let c = code_of("app([H|T], L, [H|R]) :- app(T, L, R).", "app", 3);
         let (moves, call) = c.split_once(", Execute(").unwrap();
-        assert_eq!(moves, "[GetList2(0, VarX(3), VarX(0)), GetList2(2, ValX(3), VarX(2))");
+        assert_eq!(moves, "[GetListVarVar(0, 3, 0), GetListValVar(2, 3, 2)");
         assert!(call.ends_with(", 3)]"), "{c}");
         // A fact compares its arguments in place.
         let c = code_of("same(X, X).", "same", 2);
@@ -1152,7 +1168,7 @@ mod tests {
     fn a_call_before_the_last_goal_needs_an_environment() {
         let c = code_of("p(X) :- q(X), r(X).\nq(_). r(_).", "p", 1);
         assert!(c.starts_with("[Allocate(1), GetVarY(0, 0)"), "{c}");
-        assert!(c.contains("Deallocate, Execute"), "{c}");
+        assert!(c.contains("DeallocExecute"), "{c}");
     }
 
     #[test]

@@ -249,6 +249,20 @@ pub enum Instr {
     /// `GetList` or `PutList` with its two `Unify*` instructions, for the
     /// commonest list cells (`[H|T]`, `[X]`).
     GetList2(u32, UArg, UArg),
+    /// `GetList2` of the commonest shapes, with no `UArg` to decode:
+    /// `[X|Y]` with both first met here (`VarX`, `VarX`), and with `X`
+    /// seen before (`ValX`, `VarX`).
+    GetListVarVar(u32, u32, u32),
+    GetListValVar(u32, u32, u32),
+    /// ...and `[X|_]` with `X` seen before, and `[_|Y]` (the two clauses
+    /// of a list walk such as `member/2`).
+    GetListValVoid(u32, u32),
+    GetListVoidVar(u32, u32),
+    /// `[X|Y]` with both first met here, either in an environment slot:
+    /// register codes (`PERM` for a slot).
+    GetListVarVarXY(u32, usize, usize),
+    /// `PutList2` of `[X]`, `X` seen before (a register code).
+    PutListValNil(u32, usize),
     PutList2(u32, UArg, UArg),
     UnifyVarX(u32),
     UnifyVarY(u32),
@@ -268,6 +282,8 @@ pub enum Instr {
     /// the clause was compiled: then by name), its name and arity.
     Call(u32, Atom, u32),
     Execute(u32, Atom, u32),
+    /// `Deallocate` then `Execute`: a last call from a clause with a frame.
+    DeallocExecute(u32, Atom, u32),
     /// A builtin by number, its arity, the registers live after it, and
     /// where a failure goes (as `Arith::fail`: 0 backtracks).
     CallBuiltin(u32, u32, u32, u32),
@@ -348,6 +364,17 @@ impl Cont {
         Cont(unsafe { self.0.add(k) })
     }
 
+    /// Where a call whose first argument is known to be `[]` enters this
+    /// clause code: past a first instruction that would only check that.
+    pub fn past_nil_test(self) -> Cont {
+        // SAFETY: a `Cont` points at an instruction of live code, and one
+        // that falls through (`GetConst`) is followed by another.
+        match unsafe { self.0.as_ref() } {
+            Instr::GetConst(Cell::Atom(super::atoms::atom::NIL), 0) => unsafe { self.add(1) },
+            _ => self,
+        }
+    }
+
     fn addr(self) -> usize {
         self.0.as_ptr() as usize
     }
@@ -359,6 +386,7 @@ pub fn ends_flow(i: &Instr) -> bool {
         i,
         Instr::Proceed
             | Instr::Execute(..)
+            | Instr::DeallocExecute(..)
             | Instr::Jump(_)
             | Instr::Fail
             | Instr::FaAdd
@@ -428,6 +456,15 @@ pub fn code(mut instrs: Vec<Instr>) -> Code {
 /// names is always there, so `regs[r]` needs no bounds check.
 #[derive(Debug)]
 pub struct Regs(Vec<Cell>);
+
+impl Vm {
+    /// The register a register code names: `X`, or with `PERM` a slot of
+    /// the current environment.
+    #[inline]
+    pub fn reg(&mut self, code: usize) -> &mut Cell {
+        if code & PERM != 0 { &mut self.ys[self.ybase as usize + (code & INDEX)] } else { &mut self.x[code & INDEX] }
+    }
+}
 
 impl Regs {
     /// Makes room for registers `0..n`.

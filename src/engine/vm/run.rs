@@ -7,7 +7,7 @@ use super::{
     PERM, Shape, TestFast, TestOp, Tm, UArg, VOID, VmSave,
 };
 use crate::engine::atoms::{Atom, atom};
-use crate::engine::db::{ClauseCode, Entry};
+use crate::engine::db::{ClauseCode, Entry, Switch};
 use crate::engine::machine::{Alt, Choice, Control, Exc, Machine, Res};
 use crate::engine::term::Cell;
 use std::rc::Rc;
@@ -127,8 +127,12 @@ impl Machine {
                         *self.y(y) = v;
                     }
                     Instr::GetValX(x, a) => {
-                        let (u, v) = (self.vm.x[x as usize], self.vm.x[a as usize]);
-                        if !self.store.unify(u, v) {
+                        let (u, v) = (self.store.deref(self.vm.x[x as usize]), self.store.deref(self.vm.x[a as usize]));
+                        // The commonest case at once: an unbound argument
+                        // (an output) takes a value.
+                        if let (false, Cell::Ref(r)) = (matches!(u, Cell::Ref(_)), v) {
+                            self.store.bind(r, u);
+                        } else if !self.store.unify(u, v) {
                             go = Ok(None);
                             continue 'outer;
                         }
@@ -192,6 +196,102 @@ impl Machine {
                             continue 'outer;
                         }
                     },
+                    Instr::GetListVarVar(a, x, y) => match self.store.deref(self.vm.x[a as usize]) {
+                        Cell::Lst(p) => {
+                            // Both read before either is stored: a store
+                            // could alias the heap for all the compiler
+                            // knows.
+                            let (h, t) = (self.store.at(p), self.store.at(p + 1));
+                            self.vm.x[x as usize] = h;
+                            self.vm.x[y as usize] = t;
+                        }
+                        Cell::Ref(r) => {
+                            let h = self.store.heap.len();
+                            self.store.heap.extend_from_slice(&[Cell::Ref(h), Cell::Ref(h + 1)]);
+                            self.vm.x[x as usize] = Cell::Ref(h);
+                            self.vm.x[y as usize] = Cell::Ref(h + 1);
+                            self.store.bind(r, Cell::Lst(h));
+                        }
+                        _ => {
+                            go = Ok(None);
+                            continue 'outer;
+                        }
+                    },
+                    Instr::GetListValVar(a, x, y) => match self.store.deref(self.vm.x[a as usize]) {
+                        Cell::Lst(p) => {
+                            if !self.store.unify(self.vm.x[x as usize], self.store.at(p)) {
+                                go = Ok(None);
+                                continue 'outer;
+                            }
+                            self.vm.x[y as usize] = self.store.at(p + 1);
+                        }
+                        Cell::Ref(r) => {
+                            let h = self.store.heap.len();
+                            let v = self.store.deref(self.vm.x[x as usize]);
+                            self.store.heap.extend_from_slice(&[v, Cell::Ref(h + 1)]);
+                            self.vm.x[y as usize] = Cell::Ref(h + 1);
+                            self.store.bind(r, Cell::Lst(h));
+                        }
+                        _ => {
+                            go = Ok(None);
+                            continue 'outer;
+                        }
+                    },
+                    Instr::GetListValVoid(a, x) => match self.store.deref(self.vm.x[a as usize]) {
+                        Cell::Lst(p) => {
+                            if !self.store.unify(self.vm.x[x as usize], self.store.at(p)) {
+                                go = Ok(None);
+                                continue 'outer;
+                            }
+                        }
+                        Cell::Ref(r) => {
+                            let h = self.store.heap.len();
+                            let v = self.store.deref(self.vm.x[x as usize]);
+                            self.store.heap.extend_from_slice(&[v, Cell::Ref(h + 1)]);
+                            self.store.bind(r, Cell::Lst(h));
+                        }
+                        _ => {
+                            go = Ok(None);
+                            continue 'outer;
+                        }
+                    },
+                    Instr::GetListVoidVar(a, y) => match self.store.deref(self.vm.x[a as usize]) {
+                        Cell::Lst(p) => self.vm.x[y as usize] = self.store.at(p + 1),
+                        Cell::Ref(r) => {
+                            let h = self.store.heap.len();
+                            self.store.heap.extend_from_slice(&[Cell::Ref(h), Cell::Ref(h + 1)]);
+                            self.vm.x[y as usize] = Cell::Ref(h + 1);
+                            self.store.bind(r, Cell::Lst(h));
+                        }
+                        _ => {
+                            go = Ok(None);
+                            continue 'outer;
+                        }
+                    },
+                    Instr::GetListVarVarXY(a, c, d) => match self.store.deref(self.vm.x[a as usize]) {
+                        Cell::Lst(p) => {
+                            let (h, t) = (self.store.at(p), self.store.at(p + 1));
+                            *self.vm.reg(c) = h;
+                            *self.vm.reg(d) = t;
+                        }
+                        Cell::Ref(r) => {
+                            let h = self.store.heap.len();
+                            self.store.heap.extend_from_slice(&[Cell::Ref(h), Cell::Ref(h + 1)]);
+                            *self.vm.reg(c) = Cell::Ref(h);
+                            *self.vm.reg(d) = Cell::Ref(h + 1);
+                            self.store.bind(r, Cell::Lst(h));
+                        }
+                        _ => {
+                            go = Ok(None);
+                            continue 'outer;
+                        }
+                    },
+                    Instr::PutListValNil(a, c) => {
+                        let h = self.store.heap.len();
+                        let v = self.store.deref(*self.vm.reg(c));
+                        self.store.heap.extend_from_slice(&[v, Cell::Atom(atom::NIL)]);
+                        self.vm.x[a as usize] = Cell::Lst(h);
+                    }
                     Instr::PutList2(a, u, v) => self.vm.x[a as usize] = self.new_list2(u, v),
                     Instr::PutList(a) => {
                         let (t, first) = self.new_compound(None);
@@ -270,18 +370,17 @@ impl Machine {
                         *self.y(y) = v;
                     }
                     Instr::Allocate(n) => self.push_frame(n, self.vm.cp, false),
-                    Instr::Deallocate => {
-                        let env = &self.vm.envs[self.vm.e as usize];
-                        self.vm.cp = env.cp;
-                        let ce = env.ce;
-                        self.vm.set_e(ce);
-                    }
+                    Instr::Deallocate => self.deallocate(),
                     Instr::Call(i, f, n) => {
                         self.vm.cp = ip;
                         call!(i, f, n);
                     }
                     // A last call: the callee returns to this clause's CP.
                     Instr::Execute(i, f, n) => call!(i, f, n),
+                    Instr::DeallocExecute(i, f, n) => {
+                        self.deallocate();
+                        call!(i, f, n);
+                    }
                     Instr::CallBuiltin(b, n, live, fail) => {
                         self.vm.cont = ip;
                         self.vm.live = live;
@@ -670,8 +769,18 @@ impl Machine {
         &mut self.vm.ys[self.vm.ybase as usize + y as usize]
     }
 
+    /// Leaves the current environment: its continuation back in CP.
+    #[inline(always)]
+    fn deallocate(&mut self) {
+        let env = &self.vm.envs[self.vm.e as usize];
+        self.vm.cp = env.cp;
+        let ce = env.ce;
+        self.vm.set_e(ce);
+    }
+
     /// Pushes an environment of `n` slots (unbound: integers until set)
     /// and makes it current.
+    #[inline(always)]
     fn push_frame(&mut self, n: u32, cp: Cont, catch: bool) {
         let vm = &mut self.vm;
         let btop = self.choices.last().map_or(1, |c| c.vm.env_top);
@@ -680,7 +789,9 @@ impl Machine {
         let below = &vm.envs[k - 1];
         let ys = below.ys + below.n;
         vm.ys.truncate(ys as usize);
-        vm.ys.resize((ys + n) as usize, Cell::Int(0));
+        for _ in 0..n {
+            vm.ys.push(Cell::Int(0));
+        }
         vm.envs.push(Env { ce: vm.e, cp, b0: vm.b0, ys, n, catch, ret: None });
         vm.e = k as u32;
         vm.ybase = ys;
@@ -753,9 +864,10 @@ impl Machine {
     #[inline(always)]
     fn fast_call(&mut self, i: u32, n: u32) -> Option<Cont> {
         let steps = self.steps + 1;
-        // An abolished predicate has no clauses and no index: it is
-        // left to `vm_call`, which looks its name up again.
-        if i == NO_PRED || !self.limits_quiet(steps) {
+        // An abolished predicate has no clauses and no index, and
+        // `NO_PRED` is no predicate (`enter_pred` finds neither): both are
+        // left to `vm_call`, which looks the name up again.
+        if !self.limits_quiet(steps) {
             return None;
         }
         let code = self.enter_pred(i as usize, n)?;
@@ -766,10 +878,18 @@ impl Machine {
     /// Enters predicate `i` with its arguments in the registers: the code
     /// of the first candidate clause (or a failure), a choice point for
     /// the others. `None`, with nothing changed, when an index or that
-    /// clause's code is still to be built (`prepare_pred`).
+    /// clause's code is still to be built (`prepare_pred`), or when there
+    /// is no predicate `i` (`NO_PRED`).
     #[inline(always)]
     fn enter_pred(&mut self, i: usize, n: u32) -> Option<Cont> {
-        let p = &self.db.preds[i];
+        let p = self.db.preds.get(i)?;
+        // The switch on the first argument: one clause, or the one a list
+        // cell or `[]` there leaves.
+        let k = if n > 0 { Switch::of(self.store.deref(self.vm.x[0])) } else { Switch::Other };
+        if let Some(code) = p.switch(k) {
+            self.vm.b0 = self.choices.len() as u32;
+            return Some(code);
+        }
         // One clause: its head decides.
         if p.clauses.len() == 1 {
             let code = p.entry(0)?;
@@ -1300,32 +1420,34 @@ impl Machine {
     /// variables through the registers; returns the root.
     fn build_tm(&mut self, t: &Tm, start: usize, end: usize) -> Cell {
         let base = self.store.heap.len();
-        self.store.heap.reserve(end - start);
-        for i in start..end {
-            let v = match t.cells[i] {
+        let vm = &mut self.vm;
+        // The cells copied in one piece, then the pointers moved and the
+        // variables filled in place.
+        self.store.heap.extend_from_slice(&t.cells[start..end]);
+        for (i, c) in self.store.heap[base..].iter_mut().enumerate() {
+            match *c {
                 Cell::Ref(code) => {
-                    let here = Cell::Ref(base + i - start);
-                    if code & VOID != 0 {
+                    let here = Cell::Ref(base + i);
+                    *c = if code & VOID != 0 {
                         here
                     } else if code & FIRST != 0 {
-                        *self.reg(code) = here;
+                        *vm.reg(code) = here;
                         here
                     } else {
-                        *self.reg(code)
-                    }
+                        *vm.reg(code)
+                    };
                 }
-                Cell::Str(q) => Cell::Str(q - start + base),
-                Cell::Lst(q) => Cell::Lst(q - start + base),
-                other => other,
-            };
-            self.store.heap.push(v);
+                Cell::Str(q) => *c = Cell::Str(q - start + base),
+                Cell::Lst(q) => *c = Cell::Lst(q - start + base),
+                _ => {}
+            }
         }
         if t.lst && start == 0 { Cell::Lst(base) } else { Cell::Str(base) }
     }
 
     #[inline]
     fn reg(&mut self, code: usize) -> &mut Cell {
-        if code & PERM != 0 { self.y((code & INDEX) as u32) } else { &mut self.vm.x[code & INDEX] }
+        self.vm.reg(code)
     }
 
     /// Unifies the template `t` with `v`: read mode where the term is
@@ -1594,5 +1716,24 @@ mod tests {
         // database but still running.
         assert_eq!(answers(&mut e, "g(X), many(3000)"), ["3"]);
         assert!(answers(&mut e, "g(_)").is_empty());
+    }
+
+    #[test]
+    fn the_switch_on_the_first_argument_follows_changes_to_the_clauses() {
+        let mut e = Engine::new();
+        let src = ":- dynamic(p/2).\np([_|_], list).\np([], nil).\none(x, only).\n";
+        assert!(!e.load("t", src).has_errors());
+        // Each class of first argument, taken from the switch once its
+        // clause's code is recorded; a variable tries both clauses.
+        let q = "findall(W, p([a], W), A), findall(W, p([], W), B), findall(W, p(_, W), C), findall(W, one(x, W), D)";
+        for _ in 0..2 {
+            assert_eq!(answers(&mut e, q), ["[list],[nil],[list,nil],[only]"]);
+        }
+        // A clause added, then removed: the list class leaves two clauses,
+        // then the first is gone.
+        assert_eq!(answers(&mut e, "assertz(p([_], one)), findall(W, p([a], W), A)"), ["[list,one]"]);
+        assert_eq!(answers(&mut e, "retract(p([_|_], list)), findall(W, p([a], W), A)"), ["[one]"]);
+        assert_eq!(answers(&mut e, "findall(W, p([a, b], W), A), findall(W, p([], W), B)"), ["[],[nil]"]);
+        assert_eq!(answers(&mut e, "retract(p([], nil)), findall(W, p([], W), B)"), ["[]"]);
     }
 }
