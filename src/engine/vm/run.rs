@@ -890,12 +890,9 @@ impl Machine {
             self.vm.b0 = self.choices.len() as u32;
             return Some(code);
         }
-        // One clause: its head decides.
-        if p.clauses.len() == 1 {
-            let code = p.entry(0)?;
-            self.vm.b0 = self.choices.len() as u32;
-            return Some(code);
-        }
+        // (A predicate of one clause has every class in its switch once
+        // that clause's code is recorded; before, it has no index either,
+        // and `select` finds nothing.)
         let cands = p.select(&self.vm.x[..n as usize], &self.store)?;
         let code = match cands.first() {
             Some(&c) => p.entry(c as usize)?,
