@@ -80,7 +80,7 @@ pub enum Key {
 
 impl Key {
     /// The key of a dereferenced cell; `None` for a variable.
-    #[inline]
+    #[inline(always)]
     pub fn of(c: Cell, heap: &[Cell]) -> Option<Key> {
         Some(match c {
             Cell::Ref(_) => return None,
@@ -228,6 +228,12 @@ pub struct Pred {
     /// code is compiled: the predicate's switch on the first argument.
     /// Valid, like `entry`, while `clauses` is unchanged.
     switch: [std::cell::Cell<Option<super::vm::Cont>>; 3],
+    /// Where a call goes, leaving a choice point for every other clause,
+    /// when every call has every clause for candidates (no clause has a
+    /// constant or compound first argument, and no other argument tells
+    /// clauses apart): the first clause's code, once recorded. Valid, like
+    /// `entry`, while `clauses` is unchanged.
+    try_all: std::cell::Cell<Option<super::vm::Cont>>,
 }
 
 /// The classes of a first argument a predicate's `switch` tells apart:
@@ -274,6 +280,7 @@ impl Pred {
             maybe: 0,
             entry: Vec::new(),
             switch: Default::default(),
+            try_all: Default::default(),
         }
     }
 
@@ -360,6 +367,28 @@ impl Pred {
         if nil {
             self.switch[Switch::Nil as usize].set(Some(code.past_nil_test()));
         }
+        if c == 0 && self.every_call_takes_all() {
+            self.try_all.set(Some(code));
+        }
+    }
+
+    /// Whether `select` gives every call of this predicate all its
+    /// clauses, now that its indexes are built: more than one clause, none
+    /// with a key in its first argument, and no other argument with a
+    /// useful index.
+    fn every_call_takes_all(&self) -> bool {
+        let Some(ix) = &self.index else { return false };
+        self.clauses.len() > 1
+            && ix.few.is_empty()
+            && ix.many.is_empty()
+            && (self.arity <= 1 || (!self.args.is_empty() && self.maybe == 0))
+    }
+
+    /// The first clause's code when every call takes every clause (see
+    /// `try_all`).
+    #[inline(always)]
+    pub fn try_all(&self) -> Option<super::vm::Cont> {
+        self.try_all.get()
     }
 
     /// The code a call whose first argument is of class `k` goes to
@@ -375,6 +404,7 @@ impl Pred {
         self.args.clear();
         self.entry.clear();
         self.switch = Default::default();
+        self.try_all.set(None);
     }
 
     /// Builds the indexes `select` found missing for a call of `arity`

@@ -51,8 +51,9 @@ pub enum Alt {
     ClauseIter(Box<ClauseIter>),
     /// Removed by a soft cut: skipped when backtracking.
     Dead,
-    /// Register machine: the remaining candidate clauses of a call.
-    VmClauses { clauses: Rc<Vec<Rc<ClauseCode>>>, cands: Candidates, next: usize },
+    /// Register machine: the remaining candidate clauses of a call (`None`:
+    /// every clause).
+    VmClauses { clauses: Rc<Vec<Rc<ClauseCode>>>, cands: Option<Candidates>, next: usize },
     /// Register machine: the other branch of a disjunction in a clause.
     Else,
 }

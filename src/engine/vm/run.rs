@@ -823,7 +823,8 @@ impl Machine {
     }
 
     fn pop_choice(&mut self) {
-        self.choices.pop();
+        // Dropped in place (`pop` would move it out first).
+        self.choices.truncate(self.choices.len().saturating_sub(1));
         self.store.hb = self.choices.last().map_or(0, |c| c.heap);
     }
 
@@ -890,20 +891,30 @@ impl Machine {
             self.vm.b0 = self.choices.len() as u32;
             return Some(code);
         }
-        // (A predicate of one clause has every class in its switch once
-        // that clause's code is recorded; before, it has no index either,
-        // and `select` finds nothing.)
-        let cands = p.select(&self.vm.x[..n as usize], &self.store)?;
-        let code = match cands.first() {
-            Some(&c) => p.entry(c as usize)?,
-            None => Cont::start(&self.vm.fail_code),
+        // Every clause a candidate (no index to look at), or those the
+        // indexes leave.
+        let (code, cands) = match p.try_all() {
+            Some(code) => (code, None),
+            None => {
+                // (A predicate of one clause has every class in its switch
+                // once that clause's code is recorded; before, it has no
+                // index either, and `select` finds nothing.)
+                let cands = p.select(&self.vm.x[..n as usize], &self.store)?;
+                let code = match cands.first() {
+                    Some(&c) => p.entry(c as usize)?,
+                    None => Cont::start(&self.vm.fail_code),
+                };
+                if cands.len() <= 1 {
+                    self.vm.b0 = self.choices.len() as u32;
+                    return Some(code);
+                }
+                (code, Some(cands.clone()))
+            }
         };
+        let clauses = p.clauses.clone();
         self.vm.b0 = self.choices.len() as u32;
-        if cands.len() > 1 {
-            let (clauses, cands) = (p.clauses.clone(), cands.clone());
-            let done = Cont::start(&self.vm.fail_code);
-            self.vm_push_choice(Alt::VmClauses { clauses, cands, next: 1 }, done, n);
-        }
+        let done = Cont::start(&self.vm.fail_code);
+        self.vm_push_choice(Alt::VmClauses { clauses, cands, next: 1 }, done, n);
         Some(code)
     }
 
@@ -1275,11 +1286,14 @@ impl Machine {
             match &mut self.choices[idx].alt {
                 Alt::VmClauses { clauses, cands, next } => {
                     let i = *next;
-                    let last = i + 1 >= cands.len();
+                    let (c, last) = match cands {
+                        Some(cands) => (cands[i] as usize, i + 1 >= cands.len()),
+                        None => (i, i + 1 >= clauses.len()),
+                    };
                     if !last {
                         *next = i + 1;
                     }
-                    let code = Cont::start(compiled(&self.db, &clauses[cands[i] as usize], &mut self.vm));
+                    let code = Cont::start(compiled(&self.db, &clauses[c], &mut self.vm));
                     if last {
                         self.pop_choice();
                     }
@@ -1615,13 +1629,36 @@ impl Machine {
 /// length is a call to `memcpy`.
 #[inline(always)]
 fn save_regs(saved: &mut Vec<Cell>, x: &[Cell], n: usize) {
+    let x = &x[..n];
+    saved.reserve(n);
+    let len = saved.len();
+    let dst = &mut saved.spare_capacity_mut()[..n];
     match n {
         0 => {}
-        1 => saved.push(x[0]),
-        2 => saved.extend_from_slice(&x[..2]),
-        3 => saved.extend_from_slice(&x[..3]),
-        4 => saved.extend_from_slice(&x[..4]),
-        _ => saved.extend_from_slice(&x[..n]),
+        1 => copy_cells::<1>(dst, x),
+        2 => copy_cells::<2>(dst, x),
+        3 => copy_cells::<3>(dst, x),
+        4 => copy_cells::<4>(dst, x),
+        _ => {
+            for (d, &c) in dst.iter_mut().zip(x) {
+                d.write(c);
+            }
+        }
+    }
+    // SAFETY: the `n` cells above `len` were just written.
+    #[allow(unsafe_code)]
+    unsafe {
+        saved.set_len(len + n)
+    };
+}
+
+/// Writes the first `N` cells of `x` into the start of `dst`.
+#[inline(always)]
+fn copy_cells<const N: usize>(dst: &mut [std::mem::MaybeUninit<Cell>], x: &[Cell]) {
+    let d: &mut [std::mem::MaybeUninit<Cell>; N] = (&mut dst[..N]).try_into().expect("N cells");
+    let x: &[Cell; N] = x[..N].try_into().expect("N cells");
+    for (d, &c) in d.iter_mut().zip(x) {
+        d.write(c);
     }
 }
 
@@ -1732,5 +1769,26 @@ mod tests {
         assert_eq!(answers(&mut e, "retract(p([_|_], list)), findall(W, p([a], W), A)"), ["[one]"]);
         assert_eq!(answers(&mut e, "findall(W, p([a, b], W), A), findall(W, p([], W), B)"), ["[],[nil]"]);
         assert_eq!(answers(&mut e, "retract(p([], nil)), findall(W, p([], W), B)"), ["[]"]);
+    }
+
+    #[test]
+    fn a_predicate_whose_calls_take_every_clause_follows_changes_to_them() {
+        let mut e = Engine::new();
+        // No first argument to index on: each call tries every clause.
+        let src = ":- dynamic(r/2).\nr(X, Y) :- Y = X - a.\nr(X, Y) :- Y = X - b.\n";
+        assert!(!e.load("t", src).has_errors());
+        for _ in 0..2 {
+            assert_eq!(answers(&mut e, "findall(Y, r(1, Y), L)"), ["[1-a,1-b]"]);
+        }
+        // The logical update view: a call sees the clauses of its start.
+        assert_eq!(answers(&mut e, "findall(Y, (r(2, Y), assertz((r(Z, W) :- W = Z - c))), L)"), ["[2-a,2-b]"]);
+        assert_eq!(answers(&mut e, "findall(Y, r(3, Y), L)"), ["[3-a,3-b,3-c,3-c]"]);
+        // The first clause gone: a call starts at the new first.
+        assert_eq!(answers(&mut e, "retract((r(_, _) :- _ = _ - a)), findall(Y, r(4, Y), L)"), ["[4-b,4-c,4-c]"]);
+        // A clause with a key: the calls are indexed again.
+        assert_eq!(
+            answers(&mut e, "asserta(r(5, five)), findall(Y, r(5, Y), A), findall(Y, r(6, Y), B)"),
+            ["[five,5-b,5-c,5-c],[6-b,6-c,6-c]"]
+        );
     }
 }
