@@ -227,7 +227,7 @@ impl Machine {
                         }
                         Cell::Ref(r) => {
                             let h = self.store.heap.len();
-                            let v = self.store.deref(self.vm.x[x as usize]);
+                            let v = self.vm.x[x as usize];
                             self.store.heap.extend_from_slice(&[v, Cell::Ref(h + 1)]);
                             self.vm.x[y as usize] = Cell::Ref(h + 1);
                             self.store.bind(r, Cell::Lst(h));
@@ -246,7 +246,7 @@ impl Machine {
                         }
                         Cell::Ref(r) => {
                             let h = self.store.heap.len();
-                            let v = self.store.deref(self.vm.x[x as usize]);
+                            let v = self.vm.x[x as usize];
                             self.store.heap.extend_from_slice(&[v, Cell::Ref(h + 1)]);
                             self.store.bind(r, Cell::Lst(h));
                         }
@@ -288,7 +288,7 @@ impl Machine {
                     },
                     Instr::PutListValNil(a, c) => {
                         let h = self.store.heap.len();
-                        let v = self.store.deref(*self.vm.reg(c));
+                        let v = *self.vm.reg(c);
                         self.store.heap.extend_from_slice(&[v, Cell::Atom(atom::NIL)]);
                         self.vm.x[a as usize] = Cell::Lst(h);
                     }
@@ -722,17 +722,12 @@ impl Machine {
                 self.vm.x[x as usize] = Cell::Ref(s);
                 Cell::Ref(s)
             }
-            // A bound variable's value, not the chain to it: later
-            // readers (compare, unify, copy) find it at once.
-            UArg::ValX(x) => self.store.deref(self.vm.x[x as usize]),
+            UArg::ValX(x) => self.vm.x[x as usize],
             UArg::VarY(y) => {
                 *self.y(y) = Cell::Ref(s);
                 Cell::Ref(s)
             }
-            UArg::ValY(y) => {
-                let v = *self.y(y);
-                self.store.deref(v)
-            }
+            UArg::ValY(y) => *self.y(y),
             UArg::Void => Cell::Ref(s),
             UArg::Nil => Cell::Atom(atom::NIL),
         }
@@ -755,8 +750,7 @@ impl Machine {
     #[inline(always)]
     fn arg_val(&mut self, v: Cell, wr: bool, s: usize) -> bool {
         if wr {
-            // As in `uarg_new`: the value, not a chain to it.
-            self.store.heap[s] = self.store.deref(v);
+            self.store.heap[s] = v;
             true
         } else {
             self.store.unify(v, self.store.at(s))
