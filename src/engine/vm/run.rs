@@ -85,13 +85,19 @@ impl Machine {
                     }
                 }};
             }
+            // Backtracking to the newest choice point.
+            macro_rules! backtrack {
+                () => {{
+                    go = Ok(None);
+                    continue 'outer;
+                }};
+            }
             // A failure: to the else branch `fail` instructions on from
             // `at` (a test's), or backtracking when `fail` is 0.
             macro_rules! fail {
                 ($fail:expr, $at:expr) => {{
                     if $fail == 0 {
-                        go = Ok(None);
-                        continue 'outer;
+                        backtrack!();
                     }
                     // SAFETY: the compiler made `fail` a forward jump
                     // inside this code.
@@ -133,21 +139,18 @@ impl Machine {
                         if let (false, Cell::Ref(r)) = (matches!(u, Cell::Ref(_)), v) {
                             self.store.bind(r, u);
                         } else if !self.store.unify(u, v) {
-                            go = Ok(None);
-                            continue 'outer;
+                            backtrack!();
                         }
                     }
                     Instr::GetValY(y, a) => {
                         let (u, v) = (*self.y(y), self.vm.x[a as usize]);
                         if !self.store.unify(u, v) {
-                            go = Ok(None);
-                            continue 'outer;
+                            backtrack!();
                         }
                     }
                     Instr::GetConst(c, a) => {
                         if !self.store.unify_const(self.vm.x[a as usize], c) {
-                            go = Ok(None);
-                            continue 'outer;
+                            backtrack!();
                         }
                     }
                     Instr::GetList(a) => match self.store.deref(self.vm.x[a as usize]) {
@@ -160,10 +163,7 @@ impl Machine {
                             self.store.bind(r, t);
                             (s, wr) = (first, true);
                         }
-                        _ => {
-                            go = Ok(None);
-                            continue 'outer;
-                        }
+                        _ => backtrack!(),
                     },
                     Instr::GetStruct(f, n, a) => match self.store.deref(self.vm.x[a as usize]) {
                         Cell::Str(p) if self.store.at(p) == Cell::Fun(f, n) => {
@@ -175,26 +175,19 @@ impl Machine {
                             self.store.bind(r, t);
                             (s, wr) = (first, true);
                         }
-                        _ => {
-                            go = Ok(None);
-                            continue 'outer;
-                        }
+                        _ => backtrack!(),
                     },
                     Instr::GetList2(a, u, v) => match self.store.deref(self.vm.x[a as usize]) {
                         Cell::Lst(p) => {
                             if !self.uarg_read(u, p) || !self.uarg_read(v, p + 1) {
-                                go = Ok(None);
-                                continue 'outer;
+                                backtrack!();
                             }
                         }
                         Cell::Ref(r) => {
                             let t = self.new_list2(u, v);
                             self.store.bind(r, t);
                         }
-                        _ => {
-                            go = Ok(None);
-                            continue 'outer;
-                        }
+                        _ => backtrack!(),
                     },
                     Instr::GetListVarVar(a, x, y) => match self.store.deref(self.vm.x[a as usize]) {
                         Cell::Lst(p) => {
@@ -212,16 +205,12 @@ impl Machine {
                             self.vm.x[y as usize] = Cell::Ref(h + 1);
                             self.store.bind(r, Cell::Lst(h));
                         }
-                        _ => {
-                            go = Ok(None);
-                            continue 'outer;
-                        }
+                        _ => backtrack!(),
                     },
                     Instr::GetListValVar(a, x, y) => match self.store.deref(self.vm.x[a as usize]) {
                         Cell::Lst(p) => {
                             if !self.store.unify(self.vm.x[x as usize], self.store.at(p)) {
-                                go = Ok(None);
-                                continue 'outer;
+                                backtrack!();
                             }
                             self.vm.x[y as usize] = self.store.at(p + 1);
                         }
@@ -232,16 +221,12 @@ impl Machine {
                             self.vm.x[y as usize] = Cell::Ref(h + 1);
                             self.store.bind(r, Cell::Lst(h));
                         }
-                        _ => {
-                            go = Ok(None);
-                            continue 'outer;
-                        }
+                        _ => backtrack!(),
                     },
                     Instr::GetListValVoid(a, x) => match self.store.deref(self.vm.x[a as usize]) {
                         Cell::Lst(p) => {
                             if !self.store.unify(self.vm.x[x as usize], self.store.at(p)) {
-                                go = Ok(None);
-                                continue 'outer;
+                                backtrack!();
                             }
                         }
                         Cell::Ref(r) => {
@@ -250,10 +235,7 @@ impl Machine {
                             self.store.heap.extend_from_slice(&[v, Cell::Ref(h + 1)]);
                             self.store.bind(r, Cell::Lst(h));
                         }
-                        _ => {
-                            go = Ok(None);
-                            continue 'outer;
-                        }
+                        _ => backtrack!(),
                     },
                     Instr::GetListVoidVar(a, y) => match self.store.deref(self.vm.x[a as usize]) {
                         Cell::Lst(p) => self.vm.x[y as usize] = self.store.at(p + 1),
@@ -263,10 +245,7 @@ impl Machine {
                             self.vm.x[y as usize] = Cell::Ref(h + 1);
                             self.store.bind(r, Cell::Lst(h));
                         }
-                        _ => {
-                            go = Ok(None);
-                            continue 'outer;
-                        }
+                        _ => backtrack!(),
                     },
                     Instr::GetListVarVarXY(a, c, d) => match self.store.deref(self.vm.x[a as usize]) {
                         Cell::Lst(p) => {
@@ -281,10 +260,7 @@ impl Machine {
                             *self.vm.reg(d) = Cell::Ref(h + 1);
                             self.store.bind(r, Cell::Lst(h));
                         }
-                        _ => {
-                            go = Ok(None);
-                            continue 'outer;
-                        }
+                        _ => backtrack!(),
                     },
                     Instr::PutListValNil(a, c) => {
                         let h = self.store.heap.len();
@@ -313,16 +289,14 @@ impl Machine {
                     }
                     Instr::UnifyValX(x) => {
                         if !self.arg_val(self.vm.x[x as usize], wr, s) {
-                            go = Ok(None);
-                            continue 'outer;
+                            backtrack!();
                         }
                         s += 1;
                     }
                     Instr::UnifyValY(y) => {
                         let v = *self.y(y);
                         if !self.arg_val(v, wr, s) {
-                            go = Ok(None);
-                            continue 'outer;
+                            backtrack!();
                         }
                         s += 1;
                     }
@@ -330,8 +304,7 @@ impl Machine {
                         if wr {
                             self.store.heap[s] = c;
                         } else if !self.store.unify_const(self.store.at(s), c) {
-                            go = Ok(None);
-                            continue 'outer;
+                            backtrack!();
                         }
                         s += 1;
                     }
@@ -346,8 +319,7 @@ impl Machine {
                             let v = self.build_tm(t, 0, t.cells.len());
                             self.store.heap[s] = v;
                         } else if !self.get_term(t, self.store.at(s)) {
-                            go = Ok(None);
-                            continue 'outer;
+                            backtrack!();
                         }
                         s += 1;
                     }
@@ -464,8 +436,7 @@ impl Machine {
                     // SAFETY: a forward jump inside this code.
                     Instr::Jump(l) => ip = unsafe { at.add(l as usize) },
                     Instr::Fail => {
-                        go = Ok(None);
-                        continue 'outer;
+                        backtrack!();
                     }
                     Instr::FaAdd => {
                         let (t, bag) = (*self.y(0), *self.y(1));
@@ -488,8 +459,7 @@ impl Machine {
                                 continue 'outer;
                             }
                         }
-                        go = Ok(None);
-                        continue 'outer;
+                        backtrack!();
                     }
                     Instr::ExitCatch => {
                         let Cell::Int(h) = *self.y(0) else { unreachable!("catch height") };
