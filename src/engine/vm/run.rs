@@ -842,17 +842,19 @@ impl Machine {
 
     /// Enters predicate `i` with its arguments in the registers: the code
     /// of the first candidate clause (or a failure), a choice point for
-    /// the others. `None`, with nothing changed, when an index or that
-    /// clause's code is still to be built (`prepare_pred`), or when there
-    /// is no predicate `i` (`NO_PRED`).
+    /// the others. `None`, with nothing changed but the cut barrier B0,
+    /// when an index or that clause's code is still to be built
+    /// (`prepare_pred`), or when there is no predicate `i` (`NO_PRED`).
     #[inline(always)]
     fn enter_pred(&mut self, i: usize, n: u32) -> Option<Cont> {
         let p = self.db.preds.get(i)?;
+        // The cut barrier of the clause entered (set even when `None`
+        // follows: whatever calls the predicate then sets it again).
+        self.vm.b0 = self.choices.len() as u32;
         // The switch on the first argument: one clause, or the one a list
         // cell or `[]` there leaves.
         let k = if n > 0 { Switch::of(self.store.deref(self.vm.x[0])) } else { Switch::Other };
         if let Some(code) = p.switch(k) {
-            self.vm.b0 = self.choices.len() as u32;
             return Some(code);
         }
         // Every clause a candidate (no index to look at), or those the
@@ -869,14 +871,12 @@ impl Machine {
                     None => Cont::start(&self.vm.fail_code),
                 };
                 if cands.len() <= 1 {
-                    self.vm.b0 = self.choices.len() as u32;
                     return Some(code);
                 }
                 (code, Some(cands.clone()))
             }
         };
         let clauses = p.clauses.clone();
-        self.vm.b0 = self.choices.len() as u32;
         let done = Cont::start(&self.vm.fail_code);
         self.vm_push_choice(Alt::VmClauses { clauses, cands, next: 1 }, done, n);
         Some(code)
