@@ -3,12 +3,16 @@
 //! ground terms, legal moves with notation, outcomes, display, perft and
 //! random playouts. Nothing here knows any particular game.
 
+pub mod actions;
+pub mod observe;
 pub mod record;
 pub mod view;
 
 use crate::engine::term::Cell;
 use crate::engine::{Arg, Engine, QueryError, Tmpl, Value};
 use crate::syntax::render;
+pub use actions::ActionSpace;
+pub use observe::Observer;
 use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -25,8 +29,9 @@ pub const REQUIRED: &[(&str, u32)] =
 pub enum GameError {
     /// The file cannot be read, or no game has that name.
     NotFound(String),
-    /// Syntax errors (rendered diagnostics).
-    Load(String),
+    /// Syntax errors: the rendered diagnostics, and where the first error
+    /// is (file, line, column; both from 1).
+    Load { text: String, at: Option<(String, usize, usize)> },
     /// Required predicates missing or with the wrong arity.
     Interface(Vec<String>),
     /// A bad `--option`.
@@ -35,13 +40,17 @@ pub enum GameError {
     IllegalMove { text: String, legal: Vec<String> },
     /// The rules raised an error or broke the interface at run time.
     Rules(String),
+    /// A query of the rules passed a resource limit (steps, time, memory).
+    Limit(String),
 }
 
 impl fmt::Display for GameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            GameError::NotFound(m) | GameError::Option(m) | GameError::Rules(m) => write!(f, "{m}"),
-            GameError::Load(m) => write!(f, "{}", m.trim_end()),
+            GameError::NotFound(m) | GameError::Option(m) | GameError::Rules(m) | GameError::Limit(m) => {
+                write!(f, "{m}")
+            }
+            GameError::Load { text, .. } => write!(f, "{}", text.trim_end()),
             GameError::Interface(problems) => write!(f, "not a valid game:\n  {}", problems.join("\n  ")),
             GameError::IllegalMove { text, legal } => {
                 write!(f, "`{text}` is not a legal move here; legal moves: {}", legal.join(" "))
@@ -53,7 +62,19 @@ impl fmt::Display for GameError {
 impl std::error::Error for GameError {}
 
 fn rules_error(what: &str, e: QueryError) -> GameError {
-    GameError::Rules(format!("{what}: {e}"))
+    match e {
+        QueryError::Limit { .. } => GameError::Limit(format!("{what}: {e}")),
+        e => GameError::Rules(format!("{what}: {e}")),
+    }
+}
+
+/// A load error: the diagnostics rendered, with the first error's place.
+fn load_error(file: &str, src: &str, diags: &[crate::syntax::Diagnostic]) -> GameError {
+    let at = diags.iter().find(|d| d.is_error()).map(|d| {
+        let (line, column) = crate::syntax::diag::line_col(src, d.span.start);
+        (file.to_string(), line, column)
+    });
+    GameError::Load { text: render(file, src, diags), at }
 }
 
 /// The values an option accepts.
@@ -146,7 +167,29 @@ pub struct Game {
     /// The text of the rules (to load the game again, e.g. in another thread).
     pub source: String,
     has_notation: bool,
+    /// The optional interface predicates the rules define, found once at
+    /// load (`has` is asked on every move).
+    optional: HashSet<(&'static str, u32)>,
 }
+
+/// The optional predicates of the game interface (and of the adapters).
+const OPTIONAL: &[(&str, u32)] = &[
+    ("option", 4),
+    ("describe", 1),
+    ("display", 2),
+    ("score", 3),
+    ("value", 3),
+    ("sample_state", 3),
+    ("move", 2),
+    ("hidden_move", 1),
+    ("view", 3),
+    ("move_clicks", 3),
+    ("choose_move", 3),
+    ("action_space", 2),
+    ("action_count", 2),
+    ("action", 3),
+    ("observation", 3),
+];
 
 /// Where the games are: `--games DIR`, `$TABULA_GAMES`, `./games`, or the
 /// `games` folder of this crate.
@@ -225,7 +268,7 @@ pub fn rules_text(path: &Path, src: &str) -> Result<(String, String), GameError>
     let name = path.file_stem().map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
     match crate::gdl::translate_game(&name, src) {
         Ok(t) => Ok((t.program, render(&file, src, &t.warnings))),
-        Err(diags) => Err(GameError::Load(render(&file, src, &diags))),
+        Err(diags) => Err(load_error(&file, src, &diags)),
     }
 }
 
@@ -244,10 +287,10 @@ impl Game {
         let file = path.display().to_string();
         let mut engine = Engine::new();
         let report = engine.load(&file, src);
-        let rendered = render(&file, src, &report.diagnostics);
         if report.has_errors() {
-            return Err(GameError::Load(rendered));
+            return Err(load_error(&file, src, &report.diagnostics));
         }
+        let rendered = render(&file, src, &report.diagnostics);
         let driver = engine.load("game driver", DRIVER);
         debug_assert!(!driver.has_errors());
         let problems = interface_problems(&engine);
@@ -256,6 +299,8 @@ impl Game {
         }
         let name = path.file_stem().map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
         let has_notation = engine.defined_arities("notation").contains(&2);
+        let optional =
+            OPTIONAL.iter().copied().filter(|(n, a)| engine.defined_arities(n).contains(a)).collect::<HashSet<_>>();
         let mut game = Game {
             engine,
             name,
@@ -265,10 +310,11 @@ impl Game {
             options: Vec::new(),
             source: src.to_string(),
             has_notation,
+            optional,
         };
         let t = game.call1("title", &[Arg::Out], "title/1")?;
         game.title = game.engine.value(&t[0]).as_text().map_or_else(|| game.engine.term_text(&t[0]), str::to_string);
-        if game.engine.defined_arities("describe").contains(&1)
+        if game.has("describe", 1)
             && let Ok(d) = game.call1("describe", &[Arg::Out], "describe/1")
         {
             game.description = game.engine.value(&d[0]).as_text().map(str::to_string);
@@ -288,7 +334,7 @@ impl Game {
     }
 
     fn read_options(&mut self) -> Result<Vec<OptionSpec>, GameError> {
-        if !self.engine.defined_arities("option").contains(&4) {
+        if !self.has("option", 4) {
             return Ok(Vec::new());
         }
         let sols = self
@@ -452,6 +498,44 @@ impl Game {
         Ok(out)
     }
 
+    /// The moves of the player to move, without their successors: the
+    /// optional `move/2` when the rules define it, else from `move/3`.
+    pub fn moves(&mut self, s: &State) -> Result<Vec<Move>, GameError> {
+        if !self.has("move", 2) {
+            return Ok(self.successors(s)?.into_iter().map(|(m, _)| m).collect());
+        }
+        let sols =
+            self.engine.call("move", &[Arg::In(&s.0), Arg::Out], usize::MAX).map_err(|e| rules_error("move/2", e))?;
+        let mut out = Vec::with_capacity(sols.len());
+        for mut sol in sols {
+            let mv = sol.pop().expect("one output");
+            if mv.nvars > 0 {
+                let t = self.engine.term_text(&mv);
+                return Err(GameError::Rules(format!("move/2 gave a move that is not ground: {t}")));
+            }
+            out.push(Move(mv));
+        }
+        Ok(out)
+    }
+
+    /// The state after the legal move `m` (`move/3` with the move given:
+    /// only its successor is built). A move that is not legal here is an
+    /// error.
+    pub fn play(&mut self, s: &State, m: &Move) -> Result<State, GameError> {
+        let r = self
+            .engine
+            .call("move", &[Arg::In(&s.0), Arg::In(&m.0), Arg::Out], 1)
+            .map_err(|e| rules_error("move/3", e))?;
+        match r.into_iter().next() {
+            Some(mut sol) => self.ground_state(sol.pop().expect("one output"), "move/3"),
+            None => {
+                let text = self.notation(m)?;
+                let legal = self.legal_moves(s)?.into_iter().map(|l| l.text).collect();
+                Err(GameError::IllegalMove { text, legal })
+            }
+        }
+    }
+
     /// Whether the game hides information (it defines `sample_state/3`).
     pub fn hidden(&self) -> bool {
         self.has("sample_state", 3)
@@ -533,7 +617,7 @@ impl Game {
 
     /// The position as `display/2` draws it for `viewer`.
     pub fn display(&mut self, s: &State, viewer: &str) -> Result<String, GameError> {
-        if !self.engine.defined_arities("display").contains(&2) {
+        if !self.has("display", 2) {
             return Ok(format!("{}\n", self.engine.term_text(&s.0)));
         }
         let v = self.atom(viewer)?;
@@ -638,9 +722,61 @@ impl Game {
         out
     }
 
+    /// What is wrong with the integer actions of the legal moves: a move
+    /// without one, or (numbered by `action/3`) an action that does not
+    /// give its move back.
+    fn action_problem(&mut self, space: &ActionSpace, legal: &[LegalMove]) -> Option<String> {
+        let what = if space.listed_moves().is_some() { "action_space/2" } else { "action/3" };
+        for m in legal {
+            match self.action_of(space, &m.mv) {
+                Ok(Some(a)) => match self.move_of(space, a) {
+                    Ok(Some(back)) if back == m.mv => {}
+                    Ok(_) => {
+                        return Some(format!(
+                            "action/3 numbers the move {} {a}, but gives action {a} another move",
+                            m.text
+                        ));
+                    }
+                    Err(e) => return Some(e.to_string()),
+                },
+                Ok(None) => return Some(format!("the legal move {} is not in {what}", m.text)),
+                Err(e) => return Some(e.to_string()),
+            }
+        }
+        None
+    }
+
+    /// What is wrong with the observations of `s`: one that the rules'
+    /// `observation/3` cannot make, or (with hidden information) one that
+    /// changes when `sample_state/3` re-deals what its viewer cannot see.
+    /// (A derived observation that cannot be made comes of a view the view
+    /// checks report.)
+    fn observation_problem(&mut self, observer: &Observer, s: &State, players: &[String]) -> Option<String> {
+        for viewer in players {
+            let seen = match self.observation(observer, s, viewer) {
+                Ok(o) => o,
+                Err(e) if matches!(observer, Observer::Rules { .. }) => return Some(e.to_string()),
+                Err(_) => return None,
+            };
+            if self.hidden() {
+                match self.sample_state(s, viewer).and_then(|t| self.observation(observer, &t, viewer)) {
+                    Ok(o) if o != seen => {
+                        return Some(format!(
+                            "the observation of {viewer} changes when sample_state/3 re-deals what {viewer} \
+                             cannot see: it reveals hidden information"
+                        ));
+                    }
+                    Err(e) => return Some(e.to_string()),
+                    _ => {}
+                }
+            }
+        }
+        None
+    }
+
     /// `score(State, Player, Score)` for each player that has one.
     pub fn scores(&mut self, s: &State, players: &[String]) -> Result<Vec<(String, String)>, GameError> {
-        if !self.engine.defined_arities("score").contains(&3) {
+        if !self.has("score", 3) {
             return Ok(Vec::new());
         }
         let mut out = Vec::new();
@@ -724,26 +860,8 @@ impl Game {
     /// The move a person typed: its notation (ignoring case and spaces), a
     /// unique prefix of one, or its number in the list (from 1).
     pub fn match_move(&mut self, legal: &[LegalMove], typed: &str) -> Result<usize, GameError> {
-        let norm = |s: &str| s.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_lowercase).collect::<String>();
-        let t = norm(typed);
-        let texts: Vec<String> = legal.iter().map(|m| norm(&m.text)).collect();
-        if let Some(i) = texts.iter().position(|x| *x == t) {
-            return Ok(i);
-        }
-        if let Ok(n) = t.parse::<usize>()
-            && n >= 1
-            && n <= legal.len()
-        {
-            return Ok(n - 1);
-        }
-        let prefixed: Vec<usize> = (0..texts.len()).filter(|&i| !t.is_empty() && texts[i].starts_with(&t)).collect();
-        if prefixed.len() == 1 {
-            return Ok(prefixed[0]);
-        }
-        Err(GameError::IllegalMove {
-            text: typed.trim().to_string(),
-            legal: legal.iter().map(|m| m.text.clone()).collect(),
-        })
+        let texts: Vec<&str> = legal.iter().map(|m| m.text.as_str()).collect();
+        match_typed(&texts, typed)
     }
 
     /// The game's own AI (`choose_move(State, Level, Move)`), if it has one.
@@ -774,6 +892,20 @@ impl Game {
             }
         };
         let mut view_kinds = HashSet::new();
+        let space = self.action_space(options).unwrap_or_else(|e| {
+            report(e.to_string(), 0, 0);
+            None
+        });
+        // Observations are checked where the game has them (its own
+        // observation/3, or a view/3 with fixed sites).
+        let observer = match self.observer(options, seed) {
+            Ok(o) => Some(o),
+            Err(e) if self.has("observation", 3) => {
+                report(e.to_string(), 0, 0);
+                None
+            }
+            Err(_) => None,
+        };
         'games: for g in 0..games {
             let mut state = match self.initial_state(options, seed + g as u64) {
                 Ok(s) => s,
@@ -827,6 +959,17 @@ impl Game {
                         report(p, g, ply);
                     }
                 }
+                if let Some(space) = &space
+                    && let Some(p) = self.action_problem(space, &legal)
+                {
+                    report(p, g, ply);
+                }
+                if let Some(observer) = &observer
+                    && let Some(p) = self.observation_problem(observer, &state, &players)
+                    && view_kinds.insert("observation")
+                {
+                    report(p, g, ply);
+                }
                 rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 let k = ((rng >> 33) as usize) % legal.len();
                 state = legal[k].next.clone();
@@ -835,9 +978,37 @@ impl Game {
         problems.into_iter().map(|(w, at)| format!("{w} ({at})")).collect()
     }
 
+    /// Whether the rules define `name/arity` (for the interface's optional
+    /// predicates, as found at load).
     pub fn has(&self, name: &str, arity: u32) -> bool {
-        self.engine.defined_arities(name).contains(&arity)
+        match OPTIONAL.iter().find(|&&(n, a)| n == name && a == arity) {
+            Some(key) => self.optional.contains(key),
+            None => self.engine.defined_arities(name).contains(&arity),
+        }
     }
+}
+
+/// Which of the moves written `texts` a person typed: its notation
+/// (ignoring case and spaces), a unique prefix of one, or its number in
+/// the list (from 1).
+pub fn match_typed(texts: &[&str], typed: &str) -> Result<usize, GameError> {
+    let norm = |s: &str| s.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_lowercase).collect::<String>();
+    let t = norm(typed);
+    let normed: Vec<String> = texts.iter().map(|x| norm(x)).collect();
+    if let Some(i) = normed.iter().position(|x| *x == t) {
+        return Ok(i);
+    }
+    if let Ok(n) = t.parse::<usize>()
+        && n >= 1
+        && n <= texts.len()
+    {
+        return Ok(n - 1);
+    }
+    let prefixed: Vec<usize> = (0..normed.len()).filter(|&i| !t.is_empty() && normed[i].starts_with(&t)).collect();
+    if prefixed.len() == 1 {
+        return Ok(prefixed[0]);
+    }
+    Err(GameError::IllegalMove { text: typed.trim().to_string(), legal: texts.iter().map(|x| x.to_string()).collect() })
 }
 
 /// Text of an atom or string value; anything else as written.

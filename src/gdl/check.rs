@@ -341,8 +341,10 @@ fn dependencies(clauses: &[FlatClause], a: &mut Analysis, errors: &mut Vec<Diagn
         }
     }
     // Reached from the interface.
-    // `base` (every fluent there can be) is read by the board drawing.
-    let mut stack: Vec<usize> = REQUIRED.iter().chain(&["base"]).filter_map(|r| index.get(r).copied()).collect();
+    // `base` (every fluent there can be) is read by the board drawing,
+    // `input` (every action there can be) by the integer actions.
+    let mut stack: Vec<usize> =
+        REQUIRED.iter().chain(&["base", "input"]).filter_map(|r| index.get(r).copied()).collect();
     let mut seen = vec![false; names.len()];
     while let Some(i) = stack.pop() {
         if std::mem::replace(&mut seen[i], true) {

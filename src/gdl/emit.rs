@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 /// GDL's relations that the interface calls, with fixed arguments.
-const OWN: &[&str] = &["role", "init", "legal", "next", "terminal", "goal", "base"];
+const OWN: &[&str] = &["role", "init", "legal", "next", "terminal", "goal", "base", "input"];
 
 /// The predicate a relation becomes: `gdl_legal` for GDL's own, `r_NAME`
 /// for the game's (so no relation clashes with a builtin).
@@ -410,6 +410,16 @@ pub fn program(name: &str, description: Option<&str>, clauses: &[FlatClause], a:
             let args: Vec<String> = t.iter().map(|g| g_text(g, &facts.symbols)).collect();
             let _ = writeln!(out, "{}.", call_text(&pred_name(rel), &args));
         }
+    }
+    if facts.relations.iter().any(|(r, ts)| r == "input" && !ts.is_empty()) {
+        // GDL's `input` lists every action a role can ever take: the
+        // integer actions of OpenSpiel and PettingZoo.
+        let _ = writeln!(
+            out,
+            "\n% Every action any role can ever take (GDL's `input`), sorted: action I\n\
+             % of the Python adapters is the I-th.\n\
+             action_space(_, Actions) :-\n    findall(A, gdl_input(_, A), As),\n    sort(As, Actions)."
+        );
     }
     let _ = writeln!(out, "\n% The rules.\n");
     out.push_str(&rules_text(clauses, a));

@@ -92,7 +92,8 @@ impl From<GameError> for Failure {
             GameError::NotFound(_) => "unknown_game",
             GameError::Option(_) => "bad_option",
             GameError::IllegalMove { .. } => "illegal_move",
-            GameError::Load(_) | GameError::Interface(_) | GameError::Rules(_) => "rules_error",
+            GameError::Load { .. } | GameError::Interface(_) | GameError::Rules(_) => "rules_error",
+            GameError::Limit(_) => "limit",
         };
         fail(code, e.to_string())
     }

@@ -1,0 +1,40 @@
+"""tabula: board games defined as logic programs, from Python.
+
+>>> import tabula
+>>> game = tabula.load("breakthrough", rows=6, cols=6)
+>>> state = game.new_state()
+>>> state.apply(state.legal_moves()[0])
+
+Every game is also an OpenSpiel game (``tabula.openspiel``) and a
+PettingZoo environment (``tabula.pettingzoo``).
+"""
+
+from tabula._tabula import (
+    Controller,
+    Game,
+    IllegalMove,
+    LimitError,
+    OptionError,
+    RulesError,
+    State,
+    TabulaError,
+    UnknownGame,
+    games,
+    load,
+    query,
+)
+
+__all__ = [
+    "Controller",
+    "Game",
+    "IllegalMove",
+    "LimitError",
+    "OptionError",
+    "RulesError",
+    "State",
+    "TabulaError",
+    "UnknownGame",
+    "games",
+    "load",
+    "query",
+]

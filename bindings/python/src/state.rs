@@ -1,0 +1,515 @@
+//! `State`: a position of a game, with the moves that led to it. It
+//! changes in place when a move is applied (`clone()` keeps a copy), and
+//! remembers what it has asked the rules (whose turn, the moves) until then.
+
+use crate::errors::{IllegalMove, OrRaise, to_py};
+use crate::games::{Core, Engine, Game, Numbered};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::sync::Arc;
+use tabula::game::{self, GameError, Move, Outcome};
+
+/// A move made: by whom, which, and whether it was hidden when made.
+#[derive(Clone)]
+struct Step {
+    mover: String,
+    mv: Move,
+    hidden: bool,
+}
+
+/// What the rules said of a position: its result, whose turn it is and
+/// the legal moves are asked together (one release of the GIL for all
+/// three; each search step needs them all), the rest when first needed.
+#[derive(Clone, Default)]
+struct Known {
+    /// The result (`Some(None)`: not over).
+    outcome: Option<Option<Outcome>>,
+    mover: Option<String>,
+    moves: Option<Vec<Move>>,
+    texts: Option<Vec<String>>,
+    actions: Option<Vec<usize>>,
+}
+
+/// A position of a game.
+#[pyclass(module = "tabula")]
+#[derive(Clone)]
+pub struct State {
+    core: Arc<Core>,
+    state: game::State,
+    history: Vec<Step>,
+    known: Known,
+}
+
+impl State {
+    pub fn new(core: Arc<Core>, state: game::State) -> State {
+        State { core, state, history: Vec::new(), known: Known::default() }
+    }
+
+    pub fn core(&self) -> &Arc<Core> {
+        &self.core
+    }
+
+    pub fn position(&self) -> &game::State {
+        &self.state
+    }
+
+    /// Asks for the result, the player to move and the legal moves, once.
+    fn status(&mut self, py: Python<'_>) -> PyResult<()> {
+        if self.known.outcome.is_some() {
+            return Ok(());
+        }
+        let s = &self.state;
+        self.known = self.core.with(py, |e| examine(e, s)).or_raise()?;
+        Ok(())
+    }
+
+    fn over(&mut self, py: Python<'_>) -> PyResult<bool> {
+        self.status(py)?;
+        Ok(matches!(self.known.outcome, Some(Some(_))))
+    }
+
+    /// The legal moves (none when the game is over).
+    fn moves(&mut self, py: Python<'_>) -> PyResult<&Vec<Move>> {
+        self.status(py)?;
+        Ok(self.known.moves.as_ref().expect("examined"))
+    }
+
+    fn texts(&mut self, py: Python<'_>) -> PyResult<&Vec<String>> {
+        if self.known.texts.is_none() {
+            let moves = self.moves(py)?.clone();
+            let texts = self
+                .core
+                .with(py, |e| moves.iter().map(|m| e.game.notation(m)).collect::<Result<Vec<_>, _>>())
+                .or_raise()?;
+            self.known.texts = Some(texts);
+        }
+        Ok(self.known.texts.as_ref().expect("just set"))
+    }
+
+    fn space(&self, py: Python<'_>) -> PyResult<Arc<Numbered>> {
+        self.core.space(py)
+    }
+
+    /// The legal moves' actions, in the order of the moves.
+    fn move_actions(&mut self, py: Python<'_>) -> PyResult<&Vec<usize>> {
+        if self.known.actions.is_none() {
+            let space = self.space(py)?;
+            self.status(py)?;
+            let moves = self.known.moves.as_ref().expect("examined");
+            let actions = if space.texts.is_some() {
+                // Listed: a lookup here, without the engine.
+                moves.iter().map(|m| space.space.listed_action(m).ok_or_else(|| m.clone())).collect()
+            } else {
+                self.core
+                    .with(py, |e| -> Result<Result<Vec<usize>, Move>, GameError> {
+                        let mut out = Vec::with_capacity(moves.len());
+                        for m in moves {
+                            match e.game.action_of(&space.space, m)? {
+                                Some(a) => out.push(a),
+                                None => return Ok(Err(m.clone())),
+                            }
+                        }
+                        Ok(Ok(out))
+                    })
+                    .or_raise()?
+            };
+            let actions = match actions {
+                Ok(a) => a,
+                Err(m) => {
+                    let t = self.core.with(py, |e| e.game.notation(&m)).or_raise()?;
+                    return Err(to_py(GameError::Rules(format!(
+                        "the legal move {t} has no integer action (`tabula check` finds such moves)"
+                    ))));
+                }
+            };
+            self.known.actions = Some(actions);
+        }
+        Ok(self.known.actions.as_ref().expect("just set"))
+    }
+
+    /// Makes the legal move `mv` (its index `i` in the legal moves).
+    fn make(&mut self, py: Python<'_>, mv: Move) -> PyResult<()> {
+        let s = &self.state;
+        let mover = self.known.mover.clone().unwrap_or_default();
+        let check_hidden = self.core.has_hidden_moves;
+        let (next, hidden, known) = self
+            .core
+            .with(py, |e| -> Result<_, GameError> {
+                let hidden = check_hidden && e.game.hidden_move(s)?;
+                let next = e.game.play(s, &mv)?;
+                let known = examine(e, &next)?;
+                Ok((next, hidden, known))
+            })
+            .or_raise()?;
+        self.history.push(Step { mover, mv, hidden });
+        self.state = next;
+        self.known = known;
+        Ok(())
+    }
+
+    fn illegal(&mut self, py: Python<'_>, what: String) -> PyErr {
+        let legal = self.texts(py).cloned().unwrap_or_default();
+        let message = GameError::IllegalMove { text: what, legal: legal.clone() }.to_string();
+        let err = IllegalMove::new_err(message);
+        let _ = err.value(py).setattr("legal", legal);
+        err
+    }
+
+    /// The move texts of the history as `viewer` saw them: a move still
+    /// hidden from the viewer (made at once with others, not yet shown) is
+    /// `?`.
+    fn seen_moves(&self, py: Python<'_>, viewer: &str) -> PyResult<Vec<(String, String)>> {
+        let hidden: Vec<Option<String>> = self.history.iter().map(|s| s.hidden.then(|| s.mover.clone())).collect();
+        let moves: Vec<Move> = self.history.iter().map(|s| s.mv.clone()).collect();
+        let texts = self
+            .core
+            .with(py, |e| moves.iter().map(|m| e.game.notation(m)).collect::<Result<Vec<_>, _>>())
+            .or_raise()?;
+        Ok(self
+            .history
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let shown = match game::still_hidden(&hidden, i) {
+                    Some(mover) if mover != viewer => "?".to_string(),
+                    _ => texts[i].clone(),
+                };
+                (s.mover.clone(), shown)
+            })
+            .collect())
+    }
+}
+
+/// The result of `s`, and if it is not over, the player to move and the
+/// legal moves.
+fn examine(e: &mut Engine, s: &game::State) -> Result<Known, GameError> {
+    let outcome = e.game.outcome(s)?;
+    let (mover, moves) = match outcome {
+        Some(_) => (None, Vec::new()),
+        None => (Some(e.game.to_move(s)?), e.game.moves(s)?),
+    };
+    Ok(Known { outcome: Some(outcome), mover, moves: Some(moves), texts: None, actions: None })
+}
+
+/// A state from its pickle: the position and the moves made, as terms.
+#[pyfunction]
+pub fn _state_again(py: Python<'_>, game: &Game, term: &str, history: Vec<(String, String, bool)>) -> PyResult<State> {
+    let (state, steps) = game
+        .core
+        .with(py, |e| -> Result<_, GameError> {
+            let s = e.game.parse_state(term)?;
+            let mut steps = Vec::with_capacity(history.len());
+            for (mover, m, hidden) in history {
+                let mv = e.game.engine().parse_term(&m).map_err(|err| GameError::Rules(err.to_string()))?;
+                steps.push(Step { mover, mv: Move(mv), hidden });
+            }
+            Ok((s, steps))
+        })
+        .or_raise()?;
+    let mut s = State::new(game.core.clone(), state);
+    s.history = steps;
+    Ok(s)
+}
+
+fn outcome_dict<'py>(py: Python<'py>, o: &Outcome) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    match o {
+        Outcome::Winner(p) => {
+            d.set_item("result", "winner")?;
+            d.set_item("player", p)?;
+        }
+        Outcome::Draw => d.set_item("result", "draw")?,
+    }
+    Ok(d)
+}
+
+#[pymethods]
+impl State {
+    /// The seat to move, or `None` when the game is over.
+    #[getter(to_move)]
+    fn mover(&mut self, py: Python<'_>) -> PyResult<Option<String>> {
+        self.status(py)?;
+        Ok(self.known.mover.clone())
+    }
+
+    /// The index of the seat to move in `Game.players`, or -1 when over.
+    #[getter]
+    fn current_player(&mut self, py: Python<'_>) -> PyResult<i64> {
+        self.status(py)?;
+        Ok(match &self.known.mover {
+            Some(m) => self.core.players.iter().position(|p| p == m).map_or(-1, |i| i as i64),
+            None => -1,
+        })
+    }
+
+    fn is_over(&mut self, py: Python<'_>) -> PyResult<bool> {
+        self.over(py)
+    }
+
+    /// `None` while the game goes on; then `{"result": "winner", "player":
+    /// P}` or `{"result": "draw"}`.
+    fn outcome<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.status(py)?;
+        match &self.known.outcome {
+            Some(Some(o)) => Ok(Some(outcome_dict(py, o)?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Each seat's result, zero-sum: 1 to the winner and -1/(n-1) to the
+    /// others, 0 to all on a draw, 0 to all while the game goes on.
+    fn returns(&mut self, py: Python<'_>) -> PyResult<Vec<f64>> {
+        self.status(py)?;
+        let n = self.core.players.len();
+        Ok(match &self.known.outcome {
+            Some(Some(Outcome::Winner(w))) => {
+                let lose = -1.0 / (n.max(2) - 1) as f64;
+                self.core.players.iter().map(|p| if p == w { 1.0 } else { lose }).collect()
+            }
+            _ => vec![0.0; n],
+        })
+    }
+
+    /// The legal moves in notation, in the order the rules give them.
+    fn legal_moves(&mut self, py: Python<'_>) -> PyResult<Vec<String>> {
+        Ok(self.texts(py)?.clone())
+    }
+
+    /// The legal moves as integer actions, ascending.
+    fn legal_actions(&mut self, py: Python<'_>) -> PyResult<Vec<usize>> {
+        let mut a = self.move_actions(py)?.clone();
+        a.sort_unstable();
+        Ok(a)
+    }
+
+    /// Makes a move: its notation (or a unique prefix, or its number in
+    /// `legal_moves()` from 1, as typed in `tabula play`), or an integer
+    /// action. An illegal move raises `IllegalMove` and changes nothing.
+    fn apply(&mut self, py: Python<'_>, mv: &Bound<'_, PyAny>) -> PyResult<()> {
+        if let Ok(action) = mv.extract::<i64>() {
+            return self.apply_action(py, action);
+        }
+        let Ok(text) = mv.extract::<String>() else {
+            return Err(PyTypeError::new_err("a move is its notation (str) or an integer action (int)"));
+        };
+        if self.over(py)? {
+            return Err(self.illegal(py, text));
+        }
+        let texts = self.texts(py)?;
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        match game::match_typed(&refs, &text) {
+            Ok(i) => {
+                let m = self.known.moves.as_ref().expect("listed with the texts")[i].clone();
+                self.make(py, m)
+            }
+            Err(e) => Err(to_py(e)),
+        }
+    }
+
+    /// Makes the move of an integer action (it must be legal here).
+    fn apply_action(&mut self, py: Python<'_>, action: i64) -> PyResult<()> {
+        if self.over(py)? {
+            return Err(self.illegal(py, format!("action {action}")));
+        }
+        let i = self.move_actions(py)?.iter().position(|&a| a as i64 == action);
+        match i {
+            Some(i) => {
+                let m = self.known.moves.as_ref().expect("listed with the actions")[i].clone();
+                self.make(py, m)
+            }
+            None => {
+                let what = match usize::try_from(action).ok().map(|a| self.core.action_text(py, a)) {
+                    Some(Ok(t)) => format!("{t} (action {action})"),
+                    _ => format!("action {action} (the actions are 0..{})", self.space(py)?.space.len()),
+                };
+                Err(self.illegal(py, what))
+            }
+        }
+    }
+
+    /// The integer action of a legal move given in notation.
+    fn move_to_action(&mut self, py: Python<'_>, mv: &str) -> PyResult<usize> {
+        let texts = self.texts(py)?;
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let i = game::match_typed(&refs, mv).map_err(to_py)?;
+        Ok(self.move_actions(py)?[i])
+    }
+
+    /// A copy, to change without changing this one.
+    #[pyo3(name = "clone")]
+    fn clone_py(&self) -> State {
+        self.clone()
+    }
+
+    fn __copy__(&self) -> State {
+        self.clone()
+    }
+
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> State {
+        self.clone()
+    }
+
+    /// Each seat's score (`score/3`), by seat.
+    fn scores<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = &self.state;
+        let players = self.core.players.clone();
+        let scores = self.core.with(py, |e| e.game.scores(s, &players)).or_raise()?;
+        let d = PyDict::new(py);
+        for (p, v) in scores {
+            match (v.parse::<i64>(), v.parse::<f64>()) {
+                (Ok(i), _) => d.set_item(p, i)?,
+                (_, Ok(f)) => d.set_item(p, f)?,
+                _ => d.set_item(p, v)?,
+            }
+        }
+        Ok(d)
+    }
+
+    /// The position as `display/2` draws it for `viewer` (a seat, or
+    /// `spectator`).
+    #[pyo3(signature = (viewer = "spectator"))]
+    fn display(&self, py: Python<'_>, viewer: &str) -> PyResult<String> {
+        let s = &self.state;
+        self.core.with(py, |e| e.game.display(s, viewer)).or_raise()
+    }
+
+    /// What `viewer` sees (`view/3`) as a dict of sites, pieces, stacks,
+    /// hands...; `None` if the game does not draw its board.
+    #[pyo3(signature = (viewer = "spectator"))]
+    fn view<'py>(&self, py: Python<'py>, viewer: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let s = &self.state;
+        let v = self.core.with(py, |e| e.game.view(s, viewer)).or_raise()?;
+        let Some(v) = v else { return Ok(None) };
+        let json = serde_json::to_string(&v).expect("a view serialises");
+        Ok(Some(py.import("json")?.call_method1("loads", (json,))?))
+    }
+
+    /// A position `viewer` cannot tell apart from this one, what it cannot
+    /// see drawn at random with `seed` (`sample_state/3`); the same
+    /// position in a game without hidden pieces. The moves made are kept.
+    #[pyo3(signature = (viewer, seed = 0))]
+    fn sample(&self, py: Python<'_>, viewer: &str, seed: u64) -> PyResult<State> {
+        let s = &self.state;
+        let sampled = self
+            .core
+            .with(py, |e| {
+                e.game.seed(seed);
+                e.game.sample_state(s, viewer)
+            })
+            .or_raise()?;
+        Ok(State { core: self.core.clone(), state: sampled, history: self.history.clone(), known: Known::default() })
+    }
+
+    /// What `viewer` observes, as numbers (see `Game.observation_layout`).
+    fn observation(&self, py: Python<'_>, viewer: &str) -> PyResult<Vec<f32>> {
+        let s = &self.state;
+        self.core
+            .with(py, |e| {
+                let o = e.observer()?;
+                e.game.observation(&o, s, viewer)
+            })
+            .or_raise()
+    }
+
+    /// What `viewer` knows, as text: the board as it draws for the viewer,
+    /// then every move made, a move still hidden from the viewer as `?`.
+    /// Two positions a viewer cannot tell apart have the same text.
+    fn information_state(&self, py: Python<'_>, viewer: &str) -> PyResult<String> {
+        let board = self.display(py, viewer)?;
+        let seen = self.seen_moves(py, viewer)?;
+        let moves: Vec<String> = seen.iter().map(|(p, m)| format!("{p} {m}")).collect();
+        Ok(format!("{board}moves: {}", moves.join(", ")))
+    }
+
+    /// The moves made, in notation, as `viewer` saw them (a move not yet
+    /// shown to the viewer is `?`); every move for the default viewer,
+    /// `None`.
+    #[pyo3(signature = (viewer = None))]
+    fn history(&self, py: Python<'_>, viewer: Option<&str>) -> PyResult<Vec<String>> {
+        match viewer {
+            Some(v) => Ok(self.seen_moves(py, v)?.into_iter().map(|(_, m)| m).collect()),
+            None => {
+                let moves: Vec<Move> = self.history.iter().map(|s| s.mv.clone()).collect();
+                self.core
+                    .with(py, |e| moves.iter().map(|m| e.game.notation(m)).collect::<Result<Vec<_>, _>>())
+                    .or_raise()
+            }
+        }
+    }
+
+    /// The seats that made the moves of `history()`.
+    fn movers(&self) -> Vec<String> {
+        self.history.iter().map(|s| s.mover.clone()).collect()
+    }
+
+    /// The position as a term (`Game.state(term)` reads it back).
+    #[getter]
+    fn term(&self, py: Python<'_>) -> String {
+        let s = &self.state;
+        self.core.with(py, |e| e.game.engine().term_text(&s.0))
+    }
+
+    /// Leaves of the move tree `depth` plies deep.
+    fn perft(&self, py: Python<'_>, depth: u32) -> PyResult<u64> {
+        let s = &self.state;
+        self.core.with(py, |e| e.game.perft(s, depth)).or_raise()
+    }
+
+    /// Plays uniformly random moves (seeded) to the end in place.
+    #[pyo3(signature = (seed = 0))]
+    fn random_playout(&mut self, py: Python<'_>, seed: u64) -> PyResult<()> {
+        let mut rng = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        while !self.over(py)? {
+            let n = self.moves(py)?.len();
+            if n == 0 {
+                return Err(to_py(GameError::Rules("no legal move in a position that is not over".into())));
+            }
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let m = self.known.moves.as_ref().expect("listed")[((rng >> 33) as usize) % n].clone();
+            self.make(py, m)?;
+        }
+        Ok(())
+    }
+
+    /// Pickled as its game, its position and the moves made (as terms).
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let restore = py.import("tabula._tabula")?.getattr("_state_again")?;
+        let game = Py::new(py, Game { core: self.core.clone() })?;
+        let (term, moves) = {
+            let (s, moves) = (&self.state, self.history.iter().map(|h| h.mv.clone()).collect::<Vec<_>>());
+            self.core.with(py, |e| {
+                let t = e.game.engine().term_text(&s.0);
+                (t, moves.iter().map(|m| e.game.engine().term_text(&m.0)).collect::<Vec<_>>())
+            })
+        };
+        let history: Vec<(String, String, bool)> =
+            self.history.iter().zip(moves).map(|(h, m)| (h.mover.clone(), m, h.hidden)).collect();
+        Ok((restore, (game, term, history).into_pyobject(py)?.into_any()))
+    }
+
+    fn __str__(&self, py: Python<'_>) -> PyResult<String> {
+        self.display(py, "spectator")
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!("<tabula.State of {} after {} moves: {}>", self.core.name, self.history.len(), self.term(py))
+    }
+
+    /// The same position of the same game (loaded alike).
+    fn __eq__(&self, py: Python<'_>, other: &State) -> bool {
+        if Arc::ptr_eq(&self.core, &other.core) {
+            return self.state == other.state;
+        }
+        // Two loads of a game number their atoms apart: compare the terms.
+        self.core.loaded_as == other.core.loaded_as && self.term(py) == other.term(py)
+    }
+
+    /// Hashed by the written term, as `__eq__` compares across loads.
+    fn __hash__(&self, py: Python<'_>) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.term(py).hash(&mut h);
+        h.finish()
+    }
+}

@@ -1,0 +1,29 @@
+"""Shared helpers of the Python tests."""
+
+import pathlib
+
+import pytest
+
+#: The repository's games folder (the package carries its own copy).
+GAMES = pathlib.Path(__file__).resolve().parents[3] / "games"
+
+
+def perft_table(name):
+    """The known perft counts of a game: {options: [(depth, nodes)]}, from
+    its `games/NAME.perft` file."""
+    table, options = {}, ()
+    for line in (GAMES / f"{name}.perft").read_text().splitlines():
+        if line.startswith("# options"):
+            options = tuple(line[len("# options") :].split())
+        elif line.strip() and not line.startswith("#"):
+            depth, nodes = line.split()
+            table.setdefault(options, []).append((int(depth), int(nodes)))
+    return table
+
+
+@pytest.fixture
+def elsewhere(tmp_path, monkeypatch):
+    """Runs a test from a folder with no games in it."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TABULA_GAMES", raising=False)
+    return tmp_path

@@ -1,0 +1,169 @@
+//! Integer actions: every move a game can ever have, numbered from 0 —
+//! what OpenSpiel and PettingZoo number their moves by. A game says them
+//! in one of two ways:
+//!
+//! - `action_space(Options, Moves)` lists them in a fixed order (move *i*
+//!   of the list is action *i*); a GDL game has it from its `input`
+//!   relation;
+//! - `action_count(Options, N)` with `action(Options, Move, Index)`, which
+//!   turns a move into its index and an index into its move, for a game
+//!   whose moves are too many to list (Domin-Up places 36 tiles anywhere
+//!   on an unbounded table).
+
+use super::{Game, GameError, Move};
+use crate::engine::{Arg, Cell, Tmpl, Value};
+use std::collections::HashMap;
+
+/// A game's moves, numbered.
+#[derive(Clone, Debug)]
+pub struct ActionSpace {
+    kind: Kind,
+}
+
+#[derive(Clone, Debug)]
+enum Kind {
+    /// `action_space/2`: the moves, and each move's hash to its actions
+    /// (more than one only when two different moves share a hash).
+    Listed { moves: Vec<Move>, index: HashMap<u64, Vec<u32>> },
+    /// `action_count/2` and `action/3`, with the options to pass them.
+    Coded { count: usize, options: Tmpl },
+}
+
+impl ActionSpace {
+    /// Numbers `moves`; a move listed twice is an error (which gives it).
+    pub fn listed(moves: Vec<Move>) -> Result<ActionSpace, Move> {
+        let mut index: HashMap<u64, Vec<u32>> = HashMap::with_capacity(moves.len());
+        for (i, m) in moves.iter().enumerate() {
+            let same = index.entry(m.0.hash64()).or_default();
+            if same.iter().any(|&j| moves[j as usize] == *m) {
+                return Err(m.clone());
+            }
+            same.push(i as u32);
+        }
+        Ok(ActionSpace { kind: Kind::Listed { moves, index } })
+    }
+
+    /// How many actions there are.
+    pub fn len(&self) -> usize {
+        match &self.kind {
+            Kind::Listed { moves, .. } => moves.len(),
+            Kind::Coded { count, .. } => *count,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The action of a listed move (no engine needed); `None` for a move
+    /// the list does not have, and for every move of a coded space.
+    pub fn listed_action(&self, m: &Move) -> Option<usize> {
+        match &self.kind {
+            Kind::Listed { moves, index } => {
+                index.get(&m.0.hash64())?.iter().map(|&i| i as usize).find(|&i| moves[i] == *m)
+            }
+            Kind::Coded { .. } => None,
+        }
+    }
+
+    /// The moves in action order, when the rules list them.
+    pub fn listed_moves(&self) -> Option<&[Move]> {
+        match &self.kind {
+            Kind::Listed { moves, .. } => Some(moves),
+            Kind::Coded { .. } => None,
+        }
+    }
+}
+
+impl Game {
+    /// Whether the rules number their moves (`action_space/2`, or
+    /// `action_count/2` with `action/3`).
+    pub fn has_action_space(&self) -> bool {
+        self.has("action_space", 2) || (self.has("action_count", 2) && self.has("action", 3))
+    }
+
+    /// The game's moves, numbered; `None` when the rules do not number
+    /// them. Listed moves must be ground, and listed once.
+    pub fn action_space(&mut self, options: &Tmpl) -> Result<Option<ActionSpace>, GameError> {
+        if self.has("action_space", 2) {
+            return self.listed_space(options).map(Some);
+        }
+        if !self.has_action_space() {
+            return Ok(None);
+        }
+        let r = self.call1("action_count", &[Arg::In(options), Arg::Out], "action_count/2")?;
+        match self.engine.value(&r[0]).as_int() {
+            Some(n) if n >= 0 => {
+                Ok(Some(ActionSpace { kind: Kind::Coded { count: n as usize, options: options.clone() } }))
+            }
+            _ => {
+                let t = self.engine.term_text(&r[0]);
+                Err(GameError::Rules(format!("action_count/2 must give a whole number, not {t}")))
+            }
+        }
+    }
+
+    fn listed_space(&mut self, options: &Tmpl) -> Result<ActionSpace, GameError> {
+        let r = self.call1("action_space", &[Arg::In(options), Arg::Out], "action_space/2")?;
+        let Some(items) = self.engine.list_terms(&r[0]) else {
+            let t = self.engine.term_text(&r[0]);
+            return Err(GameError::Rules(format!("action_space/2 must give a list of moves, not {t}")));
+        };
+        if let Some(m) = items.iter().find(|m| m.nvars > 0) {
+            let t = self.engine.term_text(m);
+            return Err(GameError::Rules(format!("action_space/2 lists a move that is not ground: {t}")));
+        }
+        ActionSpace::listed(items.into_iter().map(Move).collect()).map_err(|m| {
+            let t = self.notation(&m).unwrap_or_else(|_| self.engine.term_text(&m.0));
+            GameError::Rules(format!("action_space/2 lists the move {t} twice"))
+        })
+    }
+
+    /// The action of a move; `None` if the space does not have it.
+    pub fn action_of(&mut self, space: &ActionSpace, m: &Move) -> Result<Option<usize>, GameError> {
+        match &space.kind {
+            Kind::Listed { .. } => Ok(space.listed_action(m)),
+            Kind::Coded { count, options } => {
+                let r = self
+                    .engine
+                    .call("action", &[Arg::In(options), Arg::In(&m.0), Arg::Out], 1)
+                    .map_err(|e| super::rules_error("action/3", e))?;
+                let Some(r) = r.into_iter().next() else { return Ok(None) };
+                match self.engine.value(&r[0]) {
+                    Value::Int(i) if i >= 0 && (i as usize) < *count => Ok(Some(i as usize)),
+                    _ => {
+                        let (t, mt) = (self.engine.term_text(&r[0]), self.engine.term_text(&m.0));
+                        Err(GameError::Rules(format!(
+                            "action/3 numbers the move {mt} {t}, which is not a whole number in 0..{count}"
+                        )))
+                    }
+                }
+            }
+        }
+    }
+
+    /// The move of an action; `None` if there is no such action.
+    pub fn move_of(&mut self, space: &ActionSpace, action: usize) -> Result<Option<Move>, GameError> {
+        match &space.kind {
+            Kind::Listed { moves, .. } => Ok(moves.get(action).cloned()),
+            Kind::Coded { count, options } => {
+                if action >= *count {
+                    return Ok(None);
+                }
+                let i = Tmpl { cells: vec![Cell::Int(action as i64)], nvars: 0 };
+                let r = self
+                    .engine
+                    .call("action", &[Arg::In(options), Arg::Out, Arg::In(&i)], 1)
+                    .map_err(|e| super::rules_error("action/3", e))?;
+                match r.into_iter().next() {
+                    Some(mut r) if r[0].nvars == 0 => Ok(Some(Move(r.pop().expect("one output")))),
+                    Some(r) => {
+                        let t = self.engine.term_text(&r[0]);
+                        Err(GameError::Rules(format!("action/3 gives action {action} a move that is not ground: {t}")))
+                    }
+                    None => Ok(None),
+                }
+            }
+        }
+    }
+}
