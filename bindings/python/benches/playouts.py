@@ -1,0 +1,63 @@
+"""Random playouts of Breakthrough 8x8 driven from Python, one thread:
+tabula's Python API against OpenSpiel's own C++ Breakthrough, with the
+same loop (legal actions, a random choice, apply, until the game ends),
+and tabula's in-engine playouts for reference.
+
+    python bindings/python/benches/playouts.py [SECONDS]
+"""
+
+import random
+import sys
+import time
+
+import tabula
+
+
+def python_loop(new_state, legal, apply, over, seconds):
+    """Playouts per second and plies per playout of the Python loop."""
+    rng = random.Random(1)
+    games = plies = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        state = new_state()
+        while not over(state):
+            apply(state, rng.choice(legal(state)))
+            plies += 1
+        games += 1
+    elapsed = time.perf_counter() - start
+    return games / elapsed, plies / games
+
+
+def main():
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 5.0
+    rows = []
+    game = tabula.load("breakthrough")
+    rate, length = python_loop(
+        game.new_state, lambda s: s.legal_actions(), lambda s, a: s.apply_action(a), lambda s: s.is_over(), seconds
+    )
+    rows.append(("tabula, Python API (legal_actions / apply_action)", rate, length))
+    try:
+        import pyspiel
+
+        os_game = pyspiel.load_game("breakthrough")
+        rate, length = python_loop(
+            os_game.new_initial_state,
+            lambda s: s.legal_actions(),
+            lambda s, a: s.apply_action(a),
+            lambda s: s.is_terminal(),
+            seconds,
+        )
+        rows.append(("OpenSpiel C++ breakthrough, from Python", rate, length))
+    except ImportError:
+        rows.append(("OpenSpiel (not installed)", float("nan"), float("nan")))
+    report = game.bench(playouts=max(200, int(rows[0][1] * seconds)), seed=1)
+    rows.append(
+        ("tabula, playouts inside the engine (Game.bench)", report["playouts_per_second"], report["plies"] / report["playouts"])
+    )
+    print(f"{'Breakthrough 8x8, random playouts, one thread':52} {'playouts/s':>11} {'plies/game':>11}")
+    for name, rate, length in rows:
+        print(f"{name:52} {rate:11.1f} {length:11.2f}")
+
+
+if __name__ == "__main__":
+    main()
