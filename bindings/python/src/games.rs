@@ -5,6 +5,7 @@ use crate::errors::OrRaise;
 use crate::state::State;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use tabula::engine::Tmpl;
@@ -19,6 +20,46 @@ pub struct Engine {
     pub players: Vec<String>,
     space: Option<Result<Option<Arc<Numbered>>, String>>,
     observer: Option<Result<Observer, String>>,
+}
+
+/// How a game's integer actions are made: each a whole move (the rules
+/// number them), or each a click of a move's sites one at a time
+/// (`move_clicks/3`, as a person plays on the web board).
+#[derive(Clone)]
+pub enum Actions {
+    Moves(Arc<Numbered>),
+    Clicks(Arc<Clicks>),
+}
+
+impl Actions {
+    pub fn len(&self) -> usize {
+        match self {
+            Actions::Moves(n) => n.space.len(),
+            Actions::Clicks(c) => c.len(),
+        }
+    }
+}
+
+/// Click actions: action *i* clicks target *i* (a site of the board, as
+/// `writeq/1` writes it); the last action ends a move whose clicks could
+/// also go on.
+pub struct Clicks {
+    pub targets: Vec<String>,
+    pub index: HashMap<String, usize>,
+}
+
+/// The most clicks of a move an observation shows.
+pub const MAX_CLICKS: usize = 8;
+
+impl Clicks {
+    /// The action that ends a move.
+    pub fn end(&self) -> usize {
+        self.targets.len()
+    }
+
+    pub fn len(&self) -> usize {
+        self.targets.len() + 1
+    }
 }
 
 /// The action space, with each move's notation when the rules list the
@@ -63,6 +104,28 @@ impl Engine {
         }
     }
 
+    /// How actions are made: the rules' numbered moves, else clicks on
+    /// the sites of the board when the rules say how a move is clicked
+    /// (`move_clicks/3`) and draw the board (`view/3`).
+    pub fn actions(&mut self) -> Result<Actions, GameError> {
+        let numbered = self.space();
+        if self.game.has_action_space() || !(self.game.has("move_clicks", 3) && self.game.has_view()) {
+            return numbered.map(Actions::Moves);
+        }
+        let start = self.game.initial_state(&self.options, 0)?;
+        let mut targets: Vec<String> = Vec::new();
+        let mut index = HashMap::new();
+        for viewer in self.players.clone().iter().map(String::as_str).chain(["spectator"]) {
+            for site in self.game.view(&start, viewer)?.map(|v| v.sites).unwrap_or_default() {
+                if !index.contains_key(&site.id) {
+                    index.insert(site.id.clone(), targets.len());
+                    targets.push(site.id);
+                }
+            }
+        }
+        Ok(Actions::Clicks(Arc::new(Clicks { targets, index })))
+    }
+
     /// How observations are made, found on first use.
     pub fn observer(&mut self) -> Result<Observer, GameError> {
         if self.observer.is_none() {
@@ -80,6 +143,7 @@ pub struct Core {
     pub loaded_as: (String, Vec<(String, String)>),
     /// The action space once computed (asked on every move).
     space: OnceLock<Arc<Numbered>>,
+    actions: OnceLock<Actions>,
     pub name: String,
     pub title: String,
     pub description: Option<String>,
@@ -101,9 +165,30 @@ impl Core {
         })
     }
 
-    /// The notation of an action's move.
+    /// How actions are made (an error if neither way is open).
+    pub fn actions(&self, py: Python<'_>) -> PyResult<Actions> {
+        if let Some(a) = self.actions.get() {
+            return Ok(a.clone());
+        }
+        let a = self.with(py, Engine::actions).or_raise()?;
+        Ok(self.actions.get_or_init(|| a).clone())
+    }
+
+    /// What an action does: the notation of its move, or the click.
     pub fn action_text(&self, py: Python<'_>, action: usize) -> PyResult<String> {
-        let n = self.space(py)?;
+        let n = match self.actions(py)? {
+            Actions::Moves(n) => n,
+            Actions::Clicks(c) => {
+                return match c.targets.get(action) {
+                    Some(t) => Ok(format!("click {t}")),
+                    None if action == c.end() => Ok("end".to_string()),
+                    None => Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                        "action {action} is not in 0..{}",
+                        c.len()
+                    ))),
+                };
+            }
+        };
         if let Some(t) = n.texts.as_ref().and_then(|t| t.get(action)) {
             return Ok(t.clone());
         }
@@ -211,6 +296,7 @@ pub fn load(py: Python<'_>, name_or_path: &str, options: Option<&Bound<'_, PyDic
                 has_observation: g.has("observation", 3),
                 has_hidden_moves: g.has("hidden_move", 1),
                 space: OnceLock::new(),
+                actions: OnceLock::new(),
                 loaded_as,
                 engine: Mutex::new(Engine { game: g, options, players, space: None, observer: None }),
             })
@@ -352,7 +438,17 @@ impl Game {
 
     /// How many integer actions there are.
     fn num_actions(&self, py: Python<'_>) -> PyResult<usize> {
-        Ok(self.core.space(py)?.space.len())
+        Ok(self.core.actions(py)?.len())
+    }
+
+    /// What an action is: `"moves"` (action *i* is move *i* of the rules'
+    /// numbering) or `"clicks"` (a click on a site of the board, the last
+    /// action ending a move; for rules that do not number their moves).
+    fn action_kind(&self, py: Python<'_>) -> PyResult<&'static str> {
+        Ok(match self.core.actions(py)? {
+            Actions::Moves(_) => "moves",
+            Actions::Clicks(_) => "clicks",
+        })
     }
 
     /// Every move in action order, in notation (for rules that list their
@@ -373,13 +469,20 @@ impl Game {
         self.core.action_text(py, action)
     }
 
-    /// The length of an observation (`State.observation`).
+    /// The length of an observation (`State.observation`): with click
+    /// actions, the clicks of the move being made follow the rules'
+    /// numbers ([`MAX_CLICKS`] of them, one number per target each).
     fn observation_size(&self, py: Python<'_>) -> PyResult<usize> {
         let o = self.core.with(py, |e| e.observer()).or_raise()?;
-        Ok(match o {
-            Observer::Rules { len } => len,
-            Observer::Derived(l) => l.len(),
-        })
+        let clicks = match self.core.actions(py) {
+            Ok(Actions::Clicks(c)) => MAX_CLICKS * c.targets.len(),
+            _ => 0,
+        };
+        Ok(clicks
+            + match o {
+                Observer::Rules { len } => len,
+                Observer::Derived(l) => l.len(),
+            })
     }
 
     /// What the numbers of an observation are: for an observation derived

@@ -3,7 +3,7 @@
 //! remembers what it has asked the rules (whose turn, the moves) until then.
 
 use crate::errors::{IllegalMove, OrRaise, to_py};
-use crate::games::{Core, Engine, Game, Numbered};
+use crate::games::{Actions, Clicks, Core, Engine, Game, MAX_CLICKS};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -29,6 +29,8 @@ struct Known {
     moves: Option<Vec<Move>>,
     texts: Option<Vec<String>>,
     actions: Option<Vec<usize>>,
+    /// Each legal move's clicks, as targets (with click actions).
+    clicks: Option<Vec<Vec<usize>>>,
 }
 
 /// A position of a game.
@@ -39,11 +41,14 @@ pub struct State {
     state: game::State,
     history: Vec<Step>,
     known: Known,
+    /// With click actions: the targets clicked so far of the move being
+    /// made.
+    clicked: Vec<usize>,
 }
 
 impl State {
     pub fn new(core: Arc<Core>, state: game::State) -> State {
-        State { core, state, history: Vec::new(), known: Known::default() }
+        State { core, state, history: Vec::new(), known: Known::default(), clicked: Vec::new() }
     }
 
     pub fn core(&self) -> &Arc<Core> {
@@ -87,14 +92,71 @@ impl State {
         Ok(self.known.texts.as_ref().expect("just set"))
     }
 
-    fn space(&self, py: Python<'_>) -> PyResult<Arc<Numbered>> {
-        self.core.space(py)
+    /// Each legal move's clicks, as targets.
+    fn move_clicks(&mut self, py: Python<'_>, targets: &Clicks) -> PyResult<&Vec<Vec<usize>>> {
+        if self.known.clicks.is_none() {
+            self.status(py)?;
+            let (s, moves) = (&self.state, self.known.moves.as_ref().expect("examined"));
+            let clicks = self
+                .core
+                .with(py, |e| -> Result<_, GameError> {
+                    let mut out = Vec::with_capacity(moves.len());
+                    for m in moves {
+                        let cs = e.game.move_clicks(s, m)?.unwrap_or_default();
+                        let mut ids = Vec::with_capacity(cs.len());
+                        for c in cs {
+                            let Some(&i) = targets.index.get(&c) else {
+                                let t = e.game.notation(m)?;
+                                return Err(GameError::Rules(format!(
+                                    "move_clicks/3 of {t}: {c} is not a site of the start position's board, \
+                                     so it has no click action"
+                                )));
+                            };
+                            ids.push(i);
+                        }
+                        out.push(ids);
+                    }
+                    let mut sorted = out.clone();
+                    sorted.sort();
+                    if sorted.windows(2).any(|w| w[0] == w[1]) {
+                        return Err(GameError::Rules(
+                            "two legal moves are clicked alike (move_clicks/3): clicks cannot tell them apart".into(),
+                        ));
+                    }
+                    Ok(out)
+                })
+                .or_raise()?;
+            self.known.clicks = Some(clicks);
+        }
+        Ok(self.known.clicks.as_ref().expect("just set"))
+    }
+
+    /// With click actions: the actions that continue the clicks made so
+    /// far (ascending), and the legal move those clicks make, if one does.
+    fn next_clicks(&mut self, py: Python<'_>, targets: &Clicks) -> PyResult<(Vec<usize>, Option<usize>)> {
+        let n = self.clicked.len();
+        let clicked = self.clicked.clone();
+        let clicks = self.move_clicks(py, targets)?;
+        let mut next = Vec::new();
+        let mut made = None;
+        for (i, c) in clicks.iter().enumerate().filter(|(_, c)| c.starts_with(&clicked)) {
+            match c.get(n) {
+                Some(&t) => next.push(t),
+                None => made = Some(i),
+            }
+        }
+        next.sort_unstable();
+        next.dedup();
+        if made.is_some() && !next.is_empty() {
+            next.push(targets.end());
+        }
+        Ok((next, made))
     }
 
     /// The legal moves' actions, in the order of the moves.
     fn move_actions(&mut self, py: Python<'_>) -> PyResult<&Vec<usize>> {
         if self.known.actions.is_none() {
-            let space = self.space(py)?;
+            let space = self.core.space(py)?;
             self.status(py)?;
             let moves = self.known.moves.as_ref().expect("examined");
             let actions = if space.texts.is_some() {
@@ -128,6 +190,32 @@ impl State {
         Ok(self.known.actions.as_ref().expect("just set"))
     }
 
+    /// A click action: it continues the move being clicked, and makes the
+    /// move when the clicks name one and no other goes on from them, or
+    /// when it is the end action.
+    fn click(&mut self, py: Python<'_>, targets: &Clicks, action: i64) -> PyResult<()> {
+        let (next, made) = self.next_clicks(py, targets)?;
+        let ends = next.is_empty() || next.last() == Some(&targets.end());
+        let Some(a) = usize::try_from(action).ok().filter(|a| next.contains(a) || (ends && *a == targets.end())) else {
+            let what = self.core.action_text(py, action.max(0) as usize).unwrap_or_else(|_| format!("action {action}"));
+            return Err(self.illegal(py, format!("{what} (action {action})")));
+        };
+        if a == targets.end() {
+            let i = made.expect("the end action is legal only where a move is made");
+            let m = self.known.moves.as_ref().expect("examined")[i].clone();
+            return self.make(py, m);
+        }
+        self.clicked.push(a);
+        let (next, made) = self.next_clicks(py, targets)?;
+        if next.is_empty()
+            && let Some(i) = made
+        {
+            let m = self.known.moves.as_ref().expect("examined")[i].clone();
+            self.make(py, m)?;
+        }
+        Ok(())
+    }
+
     /// Makes the legal move `mv` (its index `i` in the legal moves).
     fn make(&mut self, py: Python<'_>, mv: Move) -> PyResult<()> {
         let s = &self.state;
@@ -145,6 +233,7 @@ impl State {
         self.history.push(Step { mover, mv, hidden });
         self.state = next;
         self.known = known;
+        self.clicked.clear();
         Ok(())
     }
 
@@ -189,12 +278,19 @@ fn examine(e: &mut Engine, s: &game::State) -> Result<Known, GameError> {
         Some(_) => (None, Vec::new()),
         None => (Some(e.game.to_move(s)?), e.game.moves(s)?),
     };
-    Ok(Known { outcome: Some(outcome), mover, moves: Some(moves), texts: None, actions: None })
+    Ok(Known { outcome: Some(outcome), mover, moves: Some(moves), ..Known::default() })
 }
 
 /// A state from its pickle: the position and the moves made, as terms.
 #[pyfunction]
-pub fn _state_again(py: Python<'_>, game: &Game, term: &str, history: Vec<(String, String, bool)>) -> PyResult<State> {
+#[pyo3(signature = (game, term, history, clicked = Vec::new()))]
+pub fn _state_again(
+    py: Python<'_>,
+    game: &Game,
+    term: &str,
+    history: Vec<(String, String, bool)>,
+    clicked: Vec<usize>,
+) -> PyResult<State> {
     let (state, steps) = game
         .core
         .with(py, |e| -> Result<_, GameError> {
@@ -209,6 +305,7 @@ pub fn _state_again(py: Python<'_>, game: &Game, term: &str, history: Vec<(Strin
         .or_raise()?;
     let mut s = State::new(game.core.clone(), state);
     s.history = steps;
+    s.clicked = clicked;
     Ok(s)
 }
 
@@ -278,6 +375,14 @@ impl State {
 
     /// The legal moves as integer actions, ascending.
     fn legal_actions(&mut self, py: Python<'_>) -> PyResult<Vec<usize>> {
+        if self.over(py)? {
+            return Ok(Vec::new());
+        }
+        if let Actions::Clicks(c) = self.core.actions(py)? {
+            let (next, made) = self.next_clicks(py, &c)?;
+            // A move with nothing to click (a pass) is made by ending it.
+            return Ok(if next.is_empty() && made.is_some() { vec![c.end()] } else { next });
+        }
         let mut a = self.move_actions(py)?.clone();
         a.sort_unstable();
         Ok(a)
@@ -296,6 +401,12 @@ impl State {
         if self.over(py)? {
             return Err(self.illegal(py, text));
         }
+        if !self.clicked.is_empty() {
+            return Err(IllegalMove::new_err(format!(
+                "a move is being made by clicks ({} so far): finish it with its actions before `{text}`",
+                self.clicked.len()
+            )));
+        }
         let texts = self.texts(py)?;
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         match game::match_typed(&refs, &text) {
@@ -312,6 +423,9 @@ impl State {
         if self.over(py)? {
             return Err(self.illegal(py, format!("action {action}")));
         }
+        if let Actions::Clicks(c) = self.core.actions(py)? {
+            return self.click(py, &c, action);
+        }
         let i = self.move_actions(py)?.iter().position(|&a| a as i64 == action);
         match i {
             Some(i) => {
@@ -321,7 +435,7 @@ impl State {
             None => {
                 let what = match usize::try_from(action).ok().map(|a| self.core.action_text(py, a)) {
                     Some(Ok(t)) => format!("{t} (action {action})"),
-                    _ => format!("action {action} (the actions are 0..{})", self.space(py)?.space.len()),
+                    _ => format!("action {action} (the actions are 0..{})", self.core.actions(py)?.len()),
                 };
                 Err(self.illegal(py, what))
             }
@@ -398,18 +512,39 @@ impl State {
                 e.game.sample_state(s, viewer)
             })
             .or_raise()?;
-        Ok(State { core: self.core.clone(), state: sampled, history: self.history.clone(), known: Known::default() })
+        Ok(State {
+            core: self.core.clone(),
+            state: sampled,
+            history: self.history.clone(),
+            known: Known::default(),
+            clicked: self.clicked.clone(),
+        })
     }
 
     /// What `viewer` observes, as numbers (see `Game.observation_layout`).
-    fn observation(&self, py: Python<'_>, viewer: &str) -> PyResult<Vec<f32>> {
+    /// With click actions, the clicks of the move being made follow, one
+    /// target in each of `MAX_CLICKS` rows (shown to the mover only).
+    fn observation(&mut self, py: Python<'_>, viewer: &str) -> PyResult<Vec<f32>> {
         let s = &self.state;
-        self.core
+        let mut numbers = self
+            .core
             .with(py, |e| {
                 let o = e.observer()?;
                 e.game.observation(&o, s, viewer)
             })
-            .or_raise()
+            .or_raise()?;
+        if let Ok(Actions::Clicks(c)) = self.core.actions(py) {
+            let n = c.targets.len();
+            let base = numbers.len();
+            numbers.resize(base + MAX_CLICKS * n, 0.0);
+            self.status(py)?;
+            if self.known.mover.as_deref() == Some(viewer) {
+                for (k, &t) in self.clicked.iter().take(MAX_CLICKS).enumerate() {
+                    numbers[base + k * n + t] = 1.0;
+                }
+            }
+        }
+        Ok(numbers)
     }
 
     /// What `viewer` knows, as text: the board as it draws for the viewer,
@@ -419,7 +554,15 @@ impl State {
         let board = self.display(py, viewer)?;
         let seen = self.seen_moves(py, viewer)?;
         let moves: Vec<String> = seen.iter().map(|(p, m)| format!("{p} {m}")).collect();
-        Ok(format!("{board}moves: {}", moves.join(", ")))
+        let mut text = format!("{board}moves: {}", moves.join(", "));
+        if !self.clicked.is_empty()
+            && self.known.mover.as_deref() == Some(viewer)
+            && let Ok(Actions::Clicks(c)) = self.core.actions(py)
+        {
+            let clicked: Vec<&str> = self.clicked.iter().map(|&t| c.targets[t].as_str()).collect();
+            text.push_str(&format!("\nclicked: {}", clicked.join(" ")));
+        }
+        Ok(text)
     }
 
     /// The moves made, in notation, as `viewer` saw them (a move not yet
@@ -485,7 +628,7 @@ impl State {
         };
         let history: Vec<(String, String, bool)> =
             self.history.iter().zip(moves).map(|(h, m)| (h.mover.clone(), m, h.hidden)).collect();
-        Ok((restore, (game, term, history).into_pyobject(py)?.into_any()))
+        Ok((restore, (game, term, history, self.clicked.clone()).into_pyobject(py)?.into_any()))
     }
 
     fn __str__(&self, py: Python<'_>) -> PyResult<String> {
@@ -498,6 +641,9 @@ impl State {
 
     /// The same position of the same game (loaded alike).
     fn __eq__(&self, py: Python<'_>, other: &State) -> bool {
+        if self.clicked != other.clicked {
+            return false;
+        }
         if Arc::ptr_eq(&self.core, &other.core) {
             return self.state == other.state;
         }

@@ -118,7 +118,7 @@ def test_scores_display_and_view():
 
 
 def test_observations_have_the_announced_size():
-    for name in ["breakthrough", "hasami-shogi", "domin-up", "tictactoe", "connect-four"]:
+    for name in ["breakthrough", "hasami-shogi", "campo-bello", "domin-up", "tictactoe", "connect-four"]:
         game = tabula.load(name)
         state = game.new_state()
         state.random_playout(seed=1)
@@ -129,13 +129,45 @@ def test_observations_have_the_announced_size():
     assert tabula.load("domin-up").observation_layout()["source"] == "observation/3"
 
 
-def test_a_game_without_integer_actions_says_so():
-    game = tabula.load("campo-bello")
+def test_a_game_without_integer_actions_says_so(tmp_path):
+    take = tmp_path / "take.rules"
+    take.write_text(
+        "title(take).\nplayers(_, [a, b]).\nother(a, b).\nother(b, a).\n"
+        "to_move(s(P, _), P).\ngame_over(s(P, 0), winner(W)) :- other(P, W).\n"
+        "initial_state(_, s(a, 5)).\n"
+        "move(s(P, N), take(K), s(O, M)) :- member(K, [1, 2]), K =< N, M is N - K, other(P, O).\n"
+    )
+    game = tabula.load(str(take))
     assert not game.has_actions
     with pytest.raises(tabula.RulesError, match="does not number its moves"):
         game.num_actions()
     state = game.new_state()
-    state.apply(state.legal_moves()[0])  # it still plays by notation
+    state.apply("take(2)")  # it still plays by notation
+    assert state.to_move == "b"
+
+
+def test_a_game_that_does_not_number_its_moves_is_played_by_clicks():
+    """Campo Bello's moves are jump paths with removals: an action is a
+    click on a point, as on the web board, and the last ends a move."""
+    game = tabula.load("campo-bello")
+    assert not game.has_actions and game.action_kind() == "clicks"
+    assert game.num_actions() == 42  # 41 points and the end of a move
+    state = game.new_state()
+    first = state.legal_moves()[0]  # y3-y0
+    for click in first.split("-"):
+        assert state.to_move == "yellow"
+        state.apply_action(next(a for a in state.legal_actions() if game.action_to_move(a) == f"click {click}"))
+    assert state.history() == [first] and state.to_move == "blue"
+    # A move whose clicks could go on is ended by the end action.
+    state.random_playout(seed=2)
+    assert state.is_over()
+    again = game.new_state()
+    again.apply_action(again.legal_actions()[0])
+    assert "clicked:" in again.information_state("yellow")
+    assert "clicked:" not in again.information_state("blue")
+    assert len(again.observation("yellow")) == game.observation_size()
+    with pytest.raises(tabula.IllegalMove, match="being made by clicks"):
+        again.apply(first)
 
 
 def test_computer_players_choose_legal_moves():

@@ -12,6 +12,7 @@ import tabula.pettingzoo as tpz  # noqa: E402
 GAMES = [
     ("breakthrough", dict(rows=6, cols=6)),
     ("hasami-shogi", dict(max_plies=60)),
+    ("campo-bello", {}),
     ("domin-up", dict(players=3)),
     ("tictactoe", {}),
     ("connect-four", {}),
