@@ -259,6 +259,35 @@ fn a_full_random_game_ends_with_a_winner() {
     assert!(matches!(outcome, Outcome::Winner(ref p) if p == "white" || p == "black"), "{outcome:?}");
 }
 
+/// Each game's integer actions: how many, and the first and last, so that
+/// a change to a numbering (which agents trained on it depend on) shows
+/// here. Every legal move of the start has an action that gives it back.
+#[test]
+fn integer_actions_are_stable() {
+    let mut t = String::new();
+    for path in games() {
+        let (mut game, _) = Game::load(&path).unwrap();
+        let o = game.options_term(&[]).unwrap();
+        let Some(space) = game.action_space(&o).unwrap() else {
+            t.push_str(&format!("{}: none\n", game.name));
+            continue;
+        };
+        let mut text = |g: &mut Game, i: usize| {
+            let m = g.move_of(&space, i).unwrap().unwrap();
+            g.notation(&m).unwrap()
+        };
+        let (first, last) = (text(&mut game, 0), text(&mut game, space.len() - 1));
+        assert!(game.move_of(&space, space.len()).unwrap().is_none(), "{}", game.name);
+        let s = game.initial_state(&o, 0).unwrap();
+        for m in game.legal_moves(&s).unwrap() {
+            let a = game.action_of(&space, &m.mv).unwrap().unwrap_or_else(|| panic!("{}: {}", game.name, m.text));
+            assert_eq!(game.move_of(&space, a).unwrap(), Some(m.mv), "{}: {}", game.name, m.text);
+        }
+        t.push_str(&format!("{}: {} actions, {first} .. {last}\n", game.name, space.len()));
+    }
+    insta::assert_snapshot!(t);
+}
+
 /// 20000 random playouts on 8x8 average 64.10 plies with white winning
 /// 50.9% (published figures). Slow: run with `--release -- --ignored`.
 #[test]
