@@ -272,7 +272,7 @@ fn integer_actions_are_stable() {
             t.push_str(&format!("{}: none\n", game.name));
             continue;
         };
-        let mut text = |g: &mut Game, i: usize| {
+        let text = |g: &mut Game, i: usize| {
             let m = g.move_of(&space, i).unwrap().unwrap();
             g.notation(&m).unwrap()
         };
