@@ -86,10 +86,8 @@ class TabulaEnv(AECEnv):
                 self.infos[a] = {"outcome": outcome}
         else:
             self.agent_selection = self.state.to_move
-            mask = self._mask()
             for a in self.agents:
                 self.infos[a] = {"legal_moves": self.state.legal_moves()} if a == self.agent_selection else {}
-            self._last_mask = mask
 
     def _mask(self):
         mask = np.zeros(self._actions[self.possible_agents[0]].n, np.int8)
@@ -99,7 +97,7 @@ class TabulaEnv(AECEnv):
 
     def observe(self, agent):
         obs = np.asarray(self.state.observation(agent), dtype=np.float32)
-        mask = self._mask() if agent == self.state.to_move else np.zeros_like(self._mask())
+        mask = self._mask() if agent == self.state.to_move else np.zeros(self._actions[agent].n, np.int8)
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action):
@@ -111,10 +109,9 @@ class TabulaEnv(AECEnv):
         self.state.apply_action(int(action))
         self._settle()
         self._accumulate_rewards()
-        if self.render_mode == "ansi":
-            print(self.render())
 
     def render(self):
+        """The board as ``display/2`` draws it for a spectator (``ansi``)."""
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode")
             return None
