@@ -34,7 +34,15 @@ def registered(name, **options):
 @pytest.mark.parametrize("name,options", GAMES, ids=[g for g, _ in GAMES])
 def test_random_sim_test_passes(name, options):
     game = registered(name, **options)
-    pyspiel.random_sim_test(game, num_sims=3, serialize=False, verbose=False)
+    pyspiel.random_sim_test(game, num_sims=3, serialize=True, verbose=False)
+    # A state serialised (as its moves) comes back the same.
+    state = game.new_initial_state()
+    for _ in range(4):
+        if state.is_terminal():
+            break
+        state.apply_action(3 if state.is_chance_node() else state.legal_actions()[-1])
+    _, again = pyspiel.deserialize_game_and_state(pyspiel.serialize_game_and_state(game, state))
+    assert str(again) == str(state) and again.history() == state.history()
 
 
 def test_the_game_type_is_stated_truly():
@@ -44,7 +52,7 @@ def test_the_game_type_is_stated_truly():
     du = registered("domin-up", players=3)
     assert du.num_players() == 3
     assert du.get_type().information == pyspiel.GameType.Information.IMPERFECT_INFORMATION
-    assert du.get_type().chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC
+    assert du.get_type().chance_mode == pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC
     assert du.new_initial_state().is_chance_node()
     rps = registered("rock-paper-scissors").get_type()
     assert rps.information == pyspiel.GameType.Information.IMPERFECT_INFORMATION

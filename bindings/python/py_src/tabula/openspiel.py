@@ -7,7 +7,9 @@
 The game type is stated from the rules: imperfect information when the
 rules hide pieces (``sample_state/3``) or choices (``hidden_move/1``); a
 chance node at the start when the start position depends on the seed
-(a deal), its outcomes the seeds; zero-sum returns (1 to the winner,
+(a deal), its outcomes listed: ``DEALS`` seeds, equally likely, each dealing
+with the rules' own shuffle (a sample of every possible deal); zero-sum
+returns (1 to the winner,
 -1/(n-1) to the others, 0 on a draw). Integer actions come from the rules'
 ``action_space/2`` (a GDL game's ``input``).
 """
@@ -61,7 +63,7 @@ def register(name: str, **options) -> str:
         long_name=f"tabula {base.title}",
         dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
         chance_mode=(
-            pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC if dealt else pyspiel.GameType.ChanceMode.DETERMINISTIC
+            pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC if dealt else pyspiel.GameType.ChanceMode.DETERMINISTIC
         ),
         information=(
             pyspiel.GameType.Information.IMPERFECT_INFORMATION
