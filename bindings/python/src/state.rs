@@ -197,8 +197,9 @@ impl State {
         let (next, made) = self.next_clicks(py, targets)?;
         let ends = next.is_empty() || next.last() == Some(&targets.end());
         let Some(a) = usize::try_from(action).ok().filter(|a| next.contains(a) || (ends && *a == targets.end())) else {
-            let what = self.core.action_text(py, action.max(0) as usize).unwrap_or_else(|_| format!("action {action}"));
-            return Err(self.illegal(py, format!("{what} (action {action})")));
+            let what = usize::try_from(action).ok().and_then(|a| self.core.action_text(py, a).ok());
+            let what = what.map_or_else(|| format!("action {action}"), |t| format!("{t} (action {action})"));
+            return Err(self.illegal(py, what));
         };
         if a == targets.end() {
             let i = made.expect("the end action is legal only where a move is made");
@@ -216,7 +217,8 @@ impl State {
         Ok(())
     }
 
-    /// Makes the legal move `mv` (its index `i` in the legal moves).
+    /// Makes the legal move `mv`, and asks the rules about the position it
+    /// leads to (in the same release of the GIL).
     fn make(&mut self, py: Python<'_>, mv: Move) -> PyResult<()> {
         let s = &self.state;
         let mover = self.known.mover.clone().unwrap_or_default();
