@@ -3,7 +3,7 @@
 use super::CliError;
 use super::setup::{GameArgs, StartArgs, open, progress};
 use crate::engine::Tmpl;
-use crate::game::{Game, Outcome, State, games_dir, list_games};
+use crate::game::{Game, State, Tally, games_dir, list_games};
 use serde_json::{Value as Json, json};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -241,15 +241,6 @@ struct Bench<'a> {
     bar: Option<&'a indicatif::ProgressBar>,
 }
 
-/// What one `bench` thread played.
-#[derive(Default)]
-struct Tally {
-    played: u64,
-    plies: u64,
-    draws: u64,
-    wins: Vec<(String, u64)>,
-}
-
 impl Bench<'_> {
     /// Plays playouts until the limit or the deadline, taking the next
     /// playout number each time.
@@ -263,19 +254,9 @@ impl Bench<'_> {
             // Each playout gets its own seed (and from the initial state,
             // a game with a random setup, like a deal of tiles, is dealt
             // anew).
-            let seed = self.seed.wrapping_add(i);
-            let from = if self.fresh { game.initial_state(options, seed)? } else { state.clone() };
-            game.seed(seed);
-            let (len, outcome) = game.playout(&from)?;
-            t.played += 1;
-            t.plies += len;
-            match outcome {
-                Outcome::Winner(p) => match t.wins.iter_mut().find(|(q, _)| *q == p) {
-                    Some(r) => r.1 += 1,
-                    None => t.wins.push((p, 1)),
-                },
-                Outcome::Draw => t.draws += 1,
-            }
+            let from = if self.fresh { None } else { Some(state) };
+            let (len, outcome) = game.seeded_playout(options, from, self.seed.wrapping_add(i))?;
+            t.record(len, outcome);
             if let Some(b) = self.bar {
                 b.inc(1);
             }
@@ -334,19 +315,11 @@ pub fn bench(a: BenchArgs) -> Result<i32, CliError> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let (mut played, mut plies, mut draws) = (0u64, 0u64, 0u64);
-    let mut results: Vec<(String, u64)> = s.players.iter().map(|p| (p.clone(), 0)).collect();
+    let mut total = Tally::new(&s.players);
     for t in tallies {
-        played += t.played;
-        plies += t.plies;
-        draws += t.draws;
-        for (p, n) in t.wins {
-            match results.iter_mut().find(|(q, _)| *q == p) {
-                Some(r) => r.1 += n,
-                None => results.push((p, n)),
-            }
-        }
+        total.merge(t);
     }
+    let Tally { played, plies, draws, wins: results } = total;
     let secs = start.elapsed().as_secs_f64().max(1e-9);
     let avg = if played > 0 { plies as f64 / played as f64 } else { 0.0 };
     if a.json {

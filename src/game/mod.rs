@@ -70,11 +70,7 @@ fn rules_error(what: &str, e: QueryError) -> GameError {
 
 /// A load error: the diagnostics rendered, with the first error's place.
 fn load_error(file: &str, src: &str, diags: &[crate::syntax::Diagnostic]) -> GameError {
-    let at = diags.iter().find(|d| d.is_error()).map(|d| {
-        let (line, column) = crate::syntax::diag::line_col(src, d.span.start);
-        (file.to_string(), line, column)
-    });
-    GameError::Load { text: render(file, src, diags), at }
+    GameError::Load { text: render(file, src, diags), at: crate::syntax::diag::first_error_at(file, src, diags) }
 }
 
 /// The values an option accepts.
@@ -243,6 +239,68 @@ pub fn find_game(name: &str, dir: &Path) -> Result<PathBuf, GameError> {
         dir.display(),
         if known.is_empty() { "none".to_string() } else { known.join(", ") }
     )))
+}
+
+/// A seeded walk through random choices: the same seed picks the same
+/// moves on every machine (the checks, the observation layout and the
+/// GGP player's look-ahead walk with it).
+#[derive(Clone, Debug)]
+pub struct Walk(u64);
+
+impl Walk {
+    pub fn new(seed: u64) -> Walk {
+        Walk(seed)
+    }
+
+    /// One of `n` choices (`n` > 0).
+    pub fn pick(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((self.0 >> 33) as usize) % n
+    }
+}
+
+/// What random playouts gave: how many, their plies, each player's wins
+/// and the draws.
+#[derive(Clone, Debug, Default)]
+pub struct Tally {
+    pub played: u64,
+    pub plies: u64,
+    pub draws: u64,
+    pub wins: Vec<(String, u64)>,
+}
+
+impl Tally {
+    /// A tally with a line for each player (in seat order), all zero.
+    pub fn new(players: &[String]) -> Tally {
+        Tally { wins: players.iter().map(|p| (p.clone(), 0)).collect(), ..Tally::default() }
+    }
+
+    /// Counts one playout.
+    pub fn record(&mut self, plies: u64, outcome: Outcome) {
+        self.played += 1;
+        self.plies += plies;
+        match outcome {
+            Outcome::Winner(p) => self.add_wins(p, 1),
+            Outcome::Draw => self.draws += 1,
+        }
+    }
+
+    /// Adds another tally's counts.
+    pub fn merge(&mut self, other: Tally) {
+        self.played += other.played;
+        self.plies += other.plies;
+        self.draws += other.draws;
+        for (p, n) in other.wins {
+            self.add_wins(p, n);
+        }
+    }
+
+    fn add_wins(&mut self, p: String, n: u64) {
+        match self.wins.iter_mut().find(|(q, _)| *q == p) {
+            Some(r) => r.1 += n,
+            None => self.wins.push((p, n)),
+        }
+    }
 }
 
 /// Who made move `i` of a game, if that move is still hidden from the
@@ -813,6 +871,22 @@ impl Game {
         }
     }
 
+    /// One uniformly random game seeded with `seed`, from `from`, or from a
+    /// start position dealt with the seed: its length and result.
+    pub fn seeded_playout(
+        &mut self,
+        options: &Tmpl,
+        from: Option<&State>,
+        seed: u64,
+    ) -> Result<(u64, Outcome), GameError> {
+        let start = match from {
+            Some(s) => s.clone(),
+            None => self.initial_state(options, seed)?,
+        };
+        self.seed(seed);
+        self.playout(&start)
+    }
+
     /// Random moves from `s` until the game ends or `max_plies` are played;
     /// `None` if `time` runs out first.
     pub fn random_playout(
@@ -883,7 +957,7 @@ impl Game {
                 problems.push((what, format!("first seen in game {}, ply {}", g + 1, ply + 1)));
             }
         };
-        let mut rng = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut walk = Walk::new(seed);
         let players = match self.players(options) {
             Ok(p) => p,
             Err(e) => {
@@ -970,9 +1044,7 @@ impl Game {
                 {
                     report(p, g, ply);
                 }
-                rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                let k = ((rng >> 33) as usize) % legal.len();
-                state = legal[k].next.clone();
+                state = legal[walk.pick(legal.len())].next.clone();
             }
         }
         problems.into_iter().map(|(w, at)| format!("{w} ({at})")).collect()

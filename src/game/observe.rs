@@ -17,7 +17,7 @@
 //! same every time for the same game and options.
 
 use super::view::{HandItem, View};
-use super::{Game, GameError, State};
+use super::{Game, GameError, State, Walk};
 use crate::engine::{Arg, Tmpl, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -40,9 +40,8 @@ pub enum Observer {
 pub struct Layout {
     pub sites: Vec<String>,
     site_index: HashMap<String, usize>,
-    /// The kinds of piece, as (colour, label).
+    /// The kinds of piece, as (colour, label), sorted.
     pub kinds: Vec<(String, String)>,
-    kind_index: HashMap<(String, String), usize>,
     pub players: Vec<String>,
     pub stacks: bool,
     pub hands: bool,
@@ -59,9 +58,10 @@ impl Layout {
         self.len() == 0
     }
 
+    /// The plane of a kind of piece: the last for kinds not met when the
+    /// layout was made.
     fn kind(&self, colour: &str, label: &str) -> usize {
-        let key = (colour.to_string(), label.to_string());
-        self.kind_index.get(&key).copied().unwrap_or(self.kinds.len())
+        self.kinds.binary_search_by(|(c, l)| (c.as_str(), l.as_str()).cmp(&(colour, label))).unwrap_or(self.kinds.len())
     }
 
     /// The numbers of one view, with `mover` to move (`None`: over).
@@ -109,8 +109,8 @@ impl Game {
     /// whose drawing has no fixed set of sites, gets an error that says so.
     pub fn observer(&mut self, options: &Tmpl, seed: u64) -> Result<Observer, GameError> {
         let players = self.players(options)?;
-        let start = self.initial_state(options, seed)?;
         if self.has("observation", 3) {
+            let start = self.initial_state(options, seed)?;
             let len = self.rules_observation(&start, &players[0])?.len();
             return Ok(Observer::Rules { len });
         }
@@ -123,7 +123,7 @@ impl Game {
         let mut views = Vec::new();
         for g in 0..LAYOUT_GAMES {
             let mut s = self.initial_state(options, seed.wrapping_add(g))?;
-            let mut rng = seed.wrapping_add(g).wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let mut walk = Walk::new(seed.wrapping_add(g));
             for _ in 0..LAYOUT_PLIES {
                 for viewer in players.iter().map(String::as_str).chain(["spectator"]) {
                     views.push(self.view(&s, viewer)?.expect("the game has view/3"));
@@ -135,8 +135,7 @@ impl Game {
                 if next.is_empty() {
                     break;
                 }
-                rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                s = next[((rng >> 33) as usize) % next.len()].1.clone();
+                s = next[walk.pick(next.len())].1.clone();
             }
         }
         let sites: Vec<String> = views[0].sites.iter().map(|s| s.id.clone()).collect();
@@ -165,7 +164,6 @@ impl Game {
         let layout = Layout {
             site_index: sites.iter().enumerate().map(|(i, s)| (s.clone(), i)).collect(),
             sites,
-            kind_index: kinds.iter().enumerate().map(|(i, k)| (k.clone(), i)).collect(),
             kinds,
             players,
             stacks: views.iter().any(|v| !v.stacks.is_empty()),
@@ -176,6 +174,22 @@ impl Game {
 
     /// What `viewer` observes of `s`, as `observer` lays it out.
     pub fn observation(&mut self, observer: &Observer, s: &State, viewer: &str) -> Result<Vec<f32>, GameError> {
+        let mover = match observer {
+            Observer::Derived(_) if self.outcome(s)?.is_none() => Some(self.to_move(s)?),
+            _ => None,
+        };
+        self.observation_with_mover(observer, s, viewer, mover.as_deref())
+    }
+
+    /// [`Game::observation`] for a caller that knows who is to move in `s`
+    /// (`None`: the game is over), so the rules are not asked again.
+    pub fn observation_with_mover(
+        &mut self,
+        observer: &Observer,
+        s: &State,
+        viewer: &str,
+        mover: Option<&str>,
+    ) -> Result<Vec<f32>, GameError> {
         match observer {
             Observer::Rules { len } => {
                 let v = self.rules_observation(s, viewer)?;
@@ -189,11 +203,7 @@ impl Game {
             }
             Observer::Derived(layout) => {
                 let view = self.view(s, viewer)?.expect("a derived observer needs view/3");
-                let mover = match self.outcome(s)? {
-                    Some(_) => None,
-                    None => Some(self.to_move(s)?),
-                };
-                layout.encode(&view, mover.as_deref()).map_err(|e| GameError::Rules(format!("{}: {e}", self.name)))
+                layout.encode(&view, mover).map_err(|e| GameError::Rules(format!("{}: {e}", self.name)))
             }
         }
     }

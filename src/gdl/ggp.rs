@@ -212,15 +212,14 @@ impl Match {
             return Ok(actions[0].clone());
         }
         let mut s = self.state.clone();
-        let mut rng = seed;
+        let mut walk = crate::game::Walk::new(seed);
         loop {
             let mover = self.game.to_move(&s).map_err(err)?;
             if mover == self.role {
                 break;
             }
             let legal = self.game.legal_moves(&s).map_err(err)?;
-            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            s = legal[(rng >> 33) as usize % legal.len()].next.clone();
+            s = legal[walk.pick(legal.len())].next.clone();
         }
         let c = Controller::parse(controller, Some(budget))?;
         let legal = self.game.legal_moves(&s).map_err(err)?;

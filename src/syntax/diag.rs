@@ -52,6 +52,14 @@ impl Diagnostic {
     }
 }
 
+/// Where the first error of `diags` is: the file, its line and column
+/// (from 1).
+pub fn first_error_at(file: &str, src: &str, diags: &[Diagnostic]) -> Option<(String, usize, usize)> {
+    let d = diags.iter().find(|d| d.is_error())?;
+    let (line, column) = line_col(src, d.span.start);
+    Some((file.to_string(), line, column))
+}
+
 /// 1-based line and column of a byte offset.
 pub fn line_col(src: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(src.len());

@@ -58,18 +58,18 @@ pub fn rules_error(py: Python<'_>, message: String, at: Option<(String, usize, u
 
 /// The Python exception of a game-layer error.
 pub fn to_py(e: GameError) -> PyErr {
+    let message = e.to_string();
     Python::attach(|py| match e {
-        GameError::NotFound(m) => UnknownGame::new_err(m),
-        GameError::Option(m) => OptionError::new_err(m),
-        GameError::Limit(m) => LimitError::new_err(m),
-        GameError::IllegalMove { text, legal } => {
-            let message = GameError::IllegalMove { text, legal: legal.clone() }.to_string();
+        GameError::NotFound(_) => UnknownGame::new_err(message),
+        GameError::Option(_) => OptionError::new_err(message),
+        GameError::Limit(_) => LimitError::new_err(message),
+        GameError::IllegalMove { legal, .. } => {
             let err = IllegalMove::new_err(message);
             let _ = err.value(py).setattr("legal", legal);
             err
         }
-        GameError::Load { text, at } => rules_error(py, text.trim_end().to_string(), at),
-        e @ (GameError::Interface(_) | GameError::Rules(_)) => rules_error(py, e.to_string(), None),
+        GameError::Load { at, .. } => rules_error(py, message, at),
+        GameError::Interface(_) | GameError::Rules(_) => rules_error(py, message, None),
     })
 }
 

@@ -18,7 +18,6 @@ pub struct Engine {
     pub game: game::Game,
     pub options: Tmpl,
     pub players: Vec<String>,
-    space: Option<Result<Option<Arc<Numbered>>, String>>,
     observer: Option<Result<Observer, String>>,
 }
 
@@ -77,40 +76,30 @@ pub struct Numbered {
 unsafe impl Send for Engine {}
 
 impl Engine {
-    /// The action space, computed on first use.
-    pub fn space(&mut self) -> Result<Arc<Numbered>, GameError> {
-        if self.space.is_none() {
-            let computed = self.game.action_space(&self.options).and_then(|s| {
-                s.map(|space| {
-                    let texts = match space.listed_moves() {
-                        Some(moves) => Some(moves.iter().map(|m| self.game.notation(m)).collect::<Result<_, _>>()?),
-                        None => None,
-                    };
-                    Ok(Arc::new(Numbered { space, texts }))
-                })
-                .transpose()
-            });
-            self.space = Some(computed.map_err(|e| e.to_string()));
-        }
-        match self.space.as_ref().expect("just computed") {
-            Ok(Some(n)) => Ok(n.clone()),
-            Ok(None) => Err(GameError::Rules(format!(
-                "{} does not number its moves: integer actions (OpenSpiel, PettingZoo) need \
-                 action_space(Options, Moves), or action_count(Options, N) with action(Options, Move, Index), \
-                 in its rules (for a GDL game, an `input` relation)",
-                self.game.name
-            ))),
-            Err(e) => Err(GameError::Rules(e.clone())),
-        }
+    /// The rules' numbering of the moves, if they have one.
+    fn numbered(&mut self) -> Result<Option<Arc<Numbered>>, GameError> {
+        let Some(space) = self.game.action_space(&self.options)? else { return Ok(None) };
+        let texts = match space.listed_moves() {
+            Some(moves) => Some(moves.iter().map(|m| self.game.notation(m)).collect::<Result<_, _>>()?),
+            None => None,
+        };
+        Ok(Some(Arc::new(Numbered { space, texts })))
     }
 
     /// How actions are made: the rules' numbered moves, else clicks on
     /// the sites of the board when the rules say how a move is clicked
     /// (`move_clicks/3`) and draw the board (`view/3`).
     pub fn actions(&mut self) -> Result<Actions, GameError> {
-        let numbered = self.space();
-        if self.game.has_action_space() || !(self.game.has("move_clicks", 3) && self.game.has_view()) {
-            return numbered.map(Actions::Moves);
+        if let Some(n) = self.numbered()? {
+            return Ok(Actions::Moves(n));
+        }
+        if !(self.game.has("move_clicks", 3) && self.game.has_view()) {
+            return Err(GameError::Rules(format!(
+                "{} does not number its moves: integer actions (OpenSpiel, PettingZoo) need \
+                 action_space(Options, Moves), or action_count(Options, N) with action(Options, Move, Index), \
+                 in its rules (for a GDL game, an `input` relation), or move_clicks/3 and view/3 to play by clicks",
+                self.game.name
+            )));
         }
         let start = self.game.initial_state(&self.options, 0)?;
         let mut targets: Vec<String> = Vec::new();
@@ -141,8 +130,7 @@ pub struct Core {
     /// The name or path it was loaded by, and the options given (to load
     /// it again: pickling).
     pub loaded_as: (String, Vec<(String, String)>),
-    /// The action space once computed (asked on every move).
-    space: OnceLock<Arc<Numbered>>,
+    /// How actions are made, once found (asked on every move).
     actions: OnceLock<Actions>,
     pub name: String,
     pub title: String,
@@ -205,13 +193,16 @@ impl Core {
         })
     }
 
-    /// The numbered moves (an error if the rules do not number them).
+    /// The rules' numbering of the moves (an error for a game played by
+    /// clicks).
     pub fn space(&self, py: Python<'_>) -> PyResult<Arc<Numbered>> {
-        if let Some(n) = self.space.get() {
-            return Ok(n.clone());
+        match self.actions(py)? {
+            Actions::Moves(n) => Ok(n),
+            Actions::Clicks(_) => Err(crate::errors::to_py(GameError::Rules(format!(
+                "{} does not number its moves: it is played by clicks (action_kind() is \"clicks\")",
+                self.name
+            )))),
         }
-        let n = self.with(py, Engine::space).or_raise()?;
-        Ok(self.space.get_or_init(|| n).clone())
     }
 }
 
@@ -295,10 +286,9 @@ pub fn load(py: Python<'_>, name_or_path: &str, options: Option<&Bound<'_, PyDic
                 has_actions: g.has_action_space(),
                 has_observation: g.has("observation", 3),
                 has_hidden_moves: g.has("hidden_move", 1),
-                space: OnceLock::new(),
                 actions: OnceLock::new(),
                 loaded_as,
-                engine: Mutex::new(Engine { game: g, options, players, space: None, observer: None }),
+                engine: Mutex::new(Engine { game: g, options, players, observer: None }),
             })
         })
         .or_raise()?;
@@ -513,37 +503,25 @@ impl Game {
     /// how many, their average length, the results and the speed.
     #[pyo3(signature = (playouts = 1000, seed = 0))]
     fn bench<'py>(&self, py: Python<'py>, playouts: u64, seed: u64) -> PyResult<Bound<'py, PyDict>> {
-        let (plies, wins, draws, secs) = self
+        let (tally, secs) = self
             .core
             .with(py, |e| -> Result<_, GameError> {
                 let start = std::time::Instant::now();
-                let mut plies = 0;
-                let mut wins: Vec<(String, u64)> = e.players.iter().map(|p| (p.clone(), 0)).collect();
-                let mut draws = 0;
+                let mut tally = game::Tally::new(&e.players);
                 for i in 0..playouts {
-                    let s = e.game.initial_state(&e.options, seed.wrapping_add(i))?;
-                    e.game.seed(seed.wrapping_add(i));
-                    let (n, o) = e.game.playout(&s)?;
-                    plies += n;
-                    match o {
-                        game::Outcome::Winner(p) => {
-                            if let Some(w) = wins.iter_mut().find(|(q, _)| *q == p) {
-                                w.1 += 1;
-                            }
-                        }
-                        game::Outcome::Draw => draws += 1,
-                    }
+                    let (plies, outcome) = e.game.seeded_playout(&e.options, None, seed.wrapping_add(i))?;
+                    tally.record(plies, outcome);
                 }
-                Ok((plies, wins, draws, start.elapsed().as_secs_f64()))
+                Ok((tally, start.elapsed().as_secs_f64()))
             })
             .or_raise()?;
         let d = PyDict::new(py);
-        d.set_item("playouts", playouts)?;
-        d.set_item("plies", plies)?;
+        d.set_item("playouts", tally.played)?;
+        d.set_item("plies", tally.plies)?;
         d.set_item("seconds", secs)?;
-        d.set_item("playouts_per_second", playouts as f64 / secs.max(1e-9))?;
-        d.set_item("wins", wins.into_iter().collect::<std::collections::HashMap<_, _>>())?;
-        d.set_item("draws", draws)?;
+        d.set_item("playouts_per_second", tally.played as f64 / secs.max(1e-9))?;
+        d.set_item("wins", tally.wins.into_iter().collect::<std::collections::HashMap<_, _>>())?;
+        d.set_item("draws", tally.draws)?;
         Ok(d)
     }
 

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use std::collections::HashMap;
 use std::time::Duration;
 use tabula::engine::{Engine, Limits, QueryError};
-use tabula::syntax::{diag::line_col, render};
+use tabula::syntax::{diag::first_error_at, render};
 
 /// Every answer (at most `limit`) of `goal` against the program in `file`,
 /// each a dict of variable name to the value as `writeq/1` writes it. A
@@ -37,10 +37,7 @@ pub fn query(
         engine.set_seed(seed);
         let report = engine.load(&file, &src);
         if report.has_errors() {
-            let at = report.diagnostics.iter().find(|d| d.is_error()).map(|d| {
-                let (l, c) = line_col(&src, d.span.start);
-                (file.clone(), l, c)
-            });
+            let at = first_error_at(&file, &src, &report.diagnostics);
             return Err(Failed::Load(render(&file, &src, &report.diagnostics), at));
         }
         let timeout = timeout.filter(|t| t.is_finite() && *t > 0.0).map(Duration::from_secs_f64);

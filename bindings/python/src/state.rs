@@ -82,7 +82,8 @@ impl State {
 
     fn texts(&mut self, py: Python<'_>) -> PyResult<&Vec<String>> {
         if self.known.texts.is_none() {
-            let moves = self.moves(py)?.clone();
+            self.status(py)?;
+            let moves = self.known.moves.as_ref().expect("examined");
             let texts = self
                 .core
                 .with(py, |e| moves.iter().map(|m| e.game.notation(m)).collect::<Result<Vec<_>, _>>())
@@ -241,10 +242,7 @@ impl State {
 
     fn illegal(&mut self, py: Python<'_>, what: String) -> PyErr {
         let legal = self.texts(py).cloned().unwrap_or_default();
-        let message = GameError::IllegalMove { text: what, legal: legal.clone() }.to_string();
-        let err = IllegalMove::new_err(message);
-        let _ = err.value(py).setattr("legal", legal);
-        err
+        to_py(GameError::IllegalMove { text: what, legal })
     }
 
     /// The move texts of the history as `viewer` saw them: a move still
@@ -527,19 +525,19 @@ impl State {
     /// With click actions, the clicks of the move being made follow, one
     /// target in each of `MAX_CLICKS` rows (shown to the mover only).
     fn observation(&mut self, py: Python<'_>, viewer: &str) -> PyResult<Vec<f32>> {
-        let s = &self.state;
+        self.status(py)?;
+        let (s, mover) = (&self.state, self.known.mover.as_deref());
         let mut numbers = self
             .core
             .with(py, |e| {
                 let o = e.observer()?;
-                e.game.observation(&o, s, viewer)
+                e.game.observation_with_mover(&o, s, viewer, mover)
             })
             .or_raise()?;
         if let Ok(Actions::Clicks(c)) = self.core.actions(py) {
             let n = c.targets.len();
             let base = numbers.len();
             numbers.resize(base + MAX_CLICKS * n, 0.0);
-            self.status(py)?;
             if self.known.mover.as_deref() == Some(viewer) {
                 for (k, &t) in self.clicked.iter().take(MAX_CLICKS).enumerate() {
                     numbers[base + k * n + t] = 1.0;
@@ -604,14 +602,13 @@ impl State {
     /// Plays uniformly random moves (seeded) to the end in place.
     #[pyo3(signature = (seed = 0))]
     fn random_playout(&mut self, py: Python<'_>, seed: u64) -> PyResult<()> {
-        let mut rng = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut walk = game::Walk::new(seed);
         while !self.over(py)? {
             let n = self.moves(py)?.len();
             if n == 0 {
                 return Err(to_py(GameError::Rules("no legal move in a position that is not over".into())));
             }
-            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let m = self.known.moves.as_ref().expect("listed")[((rng >> 33) as usize) % n].clone();
+            let m = self.known.moves.as_ref().expect("listed")[walk.pick(n)].clone();
             self.make(py, m)?;
         }
         Ok(())
