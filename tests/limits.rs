@@ -154,3 +154,61 @@ fn cli_limits_exit_with_code_2_and_a_clear_message() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// What queries leave behind counts against the memory limit: a loop of
+/// asserts (or global variables) stops with a limit error, and retracting
+/// gives the room back.
+#[test]
+fn the_database_counts_against_the_memory_limit() {
+    let mut e = engine();
+    e.set_limits(Limits { max_memory: 32 << 20, ..Limits::default() });
+    let grow = "numlist(1, 200000, L), assertz(big(L)), fail ; true";
+    let mut stopped = false;
+    for _ in 0..20 {
+        match one(&mut e, grow) {
+            Ok(_) => {}
+            Err(QueryError::Limit { .. }) => {
+                stopped = true;
+                break;
+            }
+            Err(err) => panic!("{err}"),
+        }
+    }
+    assert!(stopped, "twenty 3 MB clauses fit in 32 MB");
+    assert!(e.footprint() < 40 << 20, "{} bytes kept", e.footprint());
+    one(&mut e, "retractall(big(_))").unwrap();
+    assert!(one(&mut e, grow).is_ok(), "retracting frees the room");
+    let globals = "numlist(1, 300000, L), between(1, 100, K), nb_setval(K, L), fail ; true";
+    assert!(matches!(one(&mut e, globals), Err(QueryError::Limit { .. })));
+}
+
+/// A read-only query may not change what later queries see; the rules'
+/// own predicates and the rest of the builtins work as before.
+#[test]
+fn read_only_queries_cannot_write() {
+    let mut e = engine();
+    e.set_read_only(true);
+    for goal in [
+        "assertz(x(1))",
+        "asserta(x(1))",
+        "retract(len(_, _))",
+        "retractall(x(_))",
+        "abolish(x/1)",
+        "nb_setval(k, 1)",
+        "b_setval(k, 1)",
+        "op(700, xfx, ===>)",
+        "set_prolog_flag(double_quotes, atom)",
+        "set_random(seed(1))",
+        "dynamic(y/1)",
+    ] {
+        let err = one(&mut e, goal).expect_err(goal);
+        assert!(err.to_string().contains("No permission to call sandboxed"), "{goal}: {err}");
+    }
+    assert_eq!(value(&mut e, "numlist(1, 5, L), len(L, N)", "N"), "5");
+    assert_eq!(
+        value(&mut e, "catch(assertz(x(1)), error(E, _), true)", "E"),
+        "permission_error(call,sandboxed,assertz/1)"
+    );
+    e.set_read_only(false);
+    assert_eq!(value(&mut e, "assertz(x(7)), x(X)", "X"), "7");
+}

@@ -58,6 +58,12 @@ pub struct ClauseCode {
 }
 
 impl ClauseCode {
+    /// Bytes the clause holds, about: its template, and the register code
+    /// compiled from it (about twice the template).
+    pub fn bytes(&self) -> usize {
+        std::mem::size_of::<ClauseCode>() + 3 * self.tmpl.cells.len() * std::mem::size_of::<Cell>()
+    }
+
     /// The indexing key of head argument `k` (`None`: a variable).
     pub fn arg_key(&self, k: usize) -> Option<Key> {
         match self.tmpl.cells[2] {
@@ -481,6 +487,9 @@ pub struct Db {
     pub preds: Vec<Pred>,
     /// Flags: `(name/arity)` declared discontiguous.
     pub discontiguous: Vec<(Atom, u32)>,
+    /// Bytes of the clauses added by `assert` and not yet retracted (a
+    /// query's memory limit counts them).
+    pub asserted: usize,
 }
 
 impl Db {

@@ -192,8 +192,13 @@ pub struct Machine {
     pub roots: Vec<Cell>,
     /// Statistics.
     pub gc_runs: u64,
-    /// Global variables (`nb_setval/2`).
+    /// Global variables (`nb_setval/2`), and the bytes their values hold.
     pub globals: std::collections::HashMap<Atom, Tmpl>,
+    pub globals_bytes: usize,
+    /// The builtins that change the database, flags, operators or global
+    /// variables, while queries are read-only: their own functions, put
+    /// back when writing is allowed again.
+    pub(crate) writes_withheld: Vec<(usize, BuiltinFn)>,
     /// The file being loaded, if any (clauses may then be added to static
     /// predicates by directives).
     pub loading: Option<Rc<str>>,
@@ -232,6 +237,8 @@ impl Machine {
             roots: Vec::new(),
             gc_runs: 0,
             globals: std::collections::HashMap::new(),
+            globals_bytes: 0,
+            writes_withheld: Vec::new(),
             loading: None,
             vm: super::vm::Vm::default(),
             vm_goal: None,
@@ -393,7 +400,9 @@ impl Machine {
         self.vm_solve(retry)
     }
 
-    /// Bytes the running query's data uses (see `Limits::max_memory`).
+    /// Bytes the running query's data uses (see `Limits::max_memory`),
+    /// with what queries leave behind: asserted clauses, global variables,
+    /// atoms.
     pub fn memory_used(&self) -> usize {
         use std::mem::size_of;
         let vm = &self.vm;
@@ -402,8 +411,41 @@ impl Machine {
             + vm.envs.len() * size_of::<super::vm::Env>()
             + self.choices.len() * size_of::<Choice>()
             + self.out.len()
-            + self.atoms.bytes
-            + self.store.text_bytes
+            + self.kept()
+    }
+
+    /// Bytes that outlive a query: asserted clauses, global variables, the
+    /// text of atoms and strings.
+    fn kept(&self) -> usize {
+        self.db.asserted + self.globals_bytes + self.atoms.bytes + self.store.text_bytes
+    }
+
+    /// Bytes the machine holds between queries: what queries left behind
+    /// and the room its stacks keep for the next (see [`Machine::trim`]).
+    pub fn footprint(&self) -> usize {
+        use std::mem::size_of;
+        let vm = &self.vm;
+        (self.store.heap.capacity() + vm.ys.capacity() + vm.saved.capacity()) * size_of::<Cell>()
+            + self.bag_pool.iter().map(|b| b.size() * size_of::<Cell>()).sum::<usize>()
+            + self.store.trail.capacity() * size_of::<usize>()
+            + vm.envs.capacity() * size_of::<super::vm::Env>()
+            + self.choices.capacity() * size_of::<Choice>()
+            + self.out.capacity()
+            + self.kept()
+    }
+
+    /// Gives back the room a big query's stacks grew to, keeping what a
+    /// typical query needs.
+    pub fn trim(&mut self) {
+        const KEEP: usize = 1 << 16;
+        self.store.heap.shrink_to(KEEP);
+        self.store.trail.shrink_to(KEEP);
+        self.vm.ys.shrink_to(KEEP);
+        self.vm.saved.shrink_to(KEEP);
+        self.vm.envs.shrink_to(KEEP / 8);
+        self.choices.shrink_to(KEEP / 8);
+        self.out.shrink_to(KEEP);
+        self.bag_pool.clear();
     }
 
     /// A memory error if the query's data plus `extra` bytes would pass

@@ -20,6 +20,33 @@ pub mod vm;
 pub mod write;
 
 pub use machine::{Exc, Limits};
+
+/// The builtins a read-only query may not call (see
+/// [`Engine::set_read_only`]): they change the database, flags, operators,
+/// global variables or the random generator.
+pub const WRITES: &[(&str, u32)] = &[
+    ("assert", 1),
+    ("asserta", 1),
+    ("assertz", 1),
+    ("retract", 1),
+    ("retractall", 1),
+    ("abolish", 1),
+    ("dynamic", 1),
+    ("discontiguous", 1),
+    ("set_prolog_flag", 2),
+    ("op", 3),
+    ("nb_setval", 2),
+    ("b_setval", 2),
+    ("set_random", 1),
+];
+
+/// What a withheld builtin does instead.
+fn sandboxed(m: &mut Machine, _: &[Cell]) -> Result<bool, Exc> {
+    let (name, arity) = m.context;
+    let pi = m.store.new_struct(atoms::atom::SLASH, &[Cell::Atom(name), Cell::Int(arity as i64)]);
+    let sandboxed = m.atoms.intern("sandboxed");
+    Err(m.permission_error(atoms::atom::CALL, sandboxed, pi))
+}
 pub use term::{Cell, Tmpl};
 pub use write::WriteOpts;
 
@@ -148,6 +175,42 @@ impl Engine {
 
     pub fn limits(&self) -> &Limits {
         &self.m.limits
+    }
+
+    /// Makes the following queries read-only (or writing again): the
+    /// builtins that change what later queries see ([`WRITES`]) raise
+    /// `permission_error(call, sandboxed, Name/Arity)`, as in SWI-Prolog's
+    /// sandbox. The rules' own predicates run as before.
+    pub fn set_read_only(&mut self, on: bool) {
+        let m = &mut self.m;
+        if !on {
+            for (i, f) in m.writes_withheld.drain(..) {
+                m.builtins[i].2 = f;
+            }
+            return;
+        }
+        if !m.writes_withheld.is_empty() {
+            return;
+        }
+        for &(name, arity) in WRITES {
+            let a = m.atoms.intern(name);
+            if let Some(db::Entry::Builtin(i)) = m.db.get(a, arity) {
+                m.writes_withheld.push((i, m.builtins[i].2));
+                m.builtins[i].2 = sandboxed;
+            }
+        }
+    }
+
+    /// Bytes the engine holds between queries: the data queries left
+    /// behind (asserted clauses, global variables, atoms) and the room its
+    /// stacks keep. [`Engine::trim`] gives most of the room back.
+    pub fn footprint(&self) -> usize {
+        self.m.footprint()
+    }
+
+    /// Gives back the room a big query's stacks grew to.
+    pub fn trim(&mut self) {
+        self.m.trim();
     }
 
     /// Writes output straight to stdout instead of collecting it in answers.

@@ -44,6 +44,7 @@ pub(super) fn bi_retractall(m: &mut Machine, a: &[Cell]) -> Res {
         m.store.heap.truncate(mark);
         if matched && let Some(p) = m.db.pred_mut(f, n as u32) {
             p.remove(c);
+            m.db.asserted = m.db.asserted.saturating_sub(c.bytes());
         }
     }
     Ok(true)
@@ -53,6 +54,8 @@ pub(super) fn bi_abolish(m: &mut Machine, a: &[Cell]) -> Res {
     let (f, n) = m.pred_indicator(a[0])?;
     m.check_modifiable(f, n)?;
     if let Some(super::super::db::Entry::User(i)) = m.db.get(f, n) {
+        let freed: usize = m.db.preds[i].clauses.iter().map(|c| c.bytes()).sum();
+        m.db.asserted = m.db.asserted.saturating_sub(freed);
         m.db.preds[i].clear();
         m.db.preds[i].dynamic = false;
         m.db.preds[i].abolished = true;
@@ -96,8 +99,17 @@ pub(super) fn bi_current_predicate(m: &mut Machine, a: &[Cell]) -> Res {
 pub(super) fn bi_setval(m: &mut Machine, a: &[Cell]) -> Res {
     let k = m.atom_of(a[0])?;
     let Ok(t) = m.store.copy_out(a[1], &mut Vec::new()) else { return Err(m.cyclic_error()) };
+    let bytes = global_bytes(&t);
+    let old = m.globals.get(&k).map_or(0, global_bytes);
+    m.check_memory(bytes.saturating_sub(old))?;
+    m.globals_bytes = m.globals_bytes.saturating_sub(old) + bytes;
     m.globals.insert(k, t);
     Ok(true)
+}
+
+/// Bytes a global variable's value holds.
+fn global_bytes(t: &super::super::term::Tmpl) -> usize {
+    std::mem::size_of::<super::super::term::Tmpl>() + t.cells.len() * std::mem::size_of::<Cell>()
 }
 
 pub(super) fn bi_getval(m: &mut Machine, a: &[Cell]) -> Res {
@@ -149,6 +161,7 @@ pub fn resume_clause_iter(m: &mut Machine) -> Res {
                 let c = c.clone();
                 if let Some(p) = m.db.pred_mut(f, n) {
                     p.remove(&c);
+                    m.db.asserted = m.db.asserted.saturating_sub(c.bytes());
                 }
             }
             return Ok(true);
@@ -209,6 +222,11 @@ impl Machine {
             Err(ClauseError::NotCallable(c)) => return Err(self.type_error(atom::CALLABLE, c)),
             Err(ClauseError::Cyclic) => return Err(self.cyclic_error()),
         };
+        // The database counts against the memory limit: a loop of asserts
+        // stops with a resource error, as a query's growing heap does.
+        let bytes = code.bytes();
+        self.check_memory(bytes)?;
+        self.db.asserted += bytes;
         let pred = self.db.pred_mut(f, n as u32).expect("checked modifiable");
         pred.dynamic = true;
         pred.add(code, front);
