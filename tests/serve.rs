@@ -27,7 +27,16 @@ struct Client {
 
 impl Client {
     fn connect(addr: SocketAddr) -> Client {
-        let s = TcpStream::connect(addr).unwrap();
+        Client::of(TcpStream::connect(addr).unwrap())
+    }
+
+    /// A client connecting from loopback address 127.0.0.`n`: to the
+    /// server, a client of its own.
+    fn connect_from(n: u8, addr: SocketAddr) -> Client {
+        Client::of(common::web::connect_from(n, addr))
+    }
+
+    fn of(s: TcpStream) -> Client {
         s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
         s.set_nodelay(true).unwrap();
         Client { reader: BufReader::new(s.try_clone().unwrap()), writer: s }
@@ -214,7 +223,7 @@ fn malformed_requests_get_error_replies_and_the_connection_lives_on() {
 /// One client's random game: its moves chosen with its own seeded
 /// generator from the `moves` list.
 fn remote_game(addr: SocketAddr, seed: u64, latencies: &mut Vec<(bool, f64)>) -> (Vec<String>, Value) {
-    let mut c = Client::connect(addr);
+    let mut c = Client::connect_from(10 + seed as u8, addr);
     let mut timed = |c: &mut Client, req: Value| {
         let opening = req["op"] == "new";
         let t = Instant::now();

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::web::{api, http, ok, start, start_with};
+use common::web::{api, http, ok, ok_from, start, start_with};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
@@ -223,24 +223,33 @@ fn thirty_two_clients_play_at_once_and_every_record_replays() {
         .map(|k| {
             std::thread::spawn(move || {
                 let seed = 100 + k;
-                let g = ok(
+                let g = ok_from(
+                    10 + k as u8,
                     addr,
                     json!({"op": "new", "game": "breakthrough", "options": {"rows": 5, "cols": 5}, "seed": seed}),
                 );
                 let id = g["session"].clone();
                 let mut rng = ChaCha8Rng::seed_from_u64(seed);
                 loop {
-                    let v = ok(addr, json!({"op": "view", "session": id, "viewer": "spectator"}));
+                    let v = ok_from(10 + k as u8, addr, json!({"op": "view", "session": id, "viewer": "spectator"}));
                     if !v["game_over"].is_null() {
                         let history: Vec<String> =
                             v["history"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string()).collect();
-                        ok(addr, json!({"op": "close", "session": id, "token": g["tokens"]["white"]}));
+                        ok_from(
+                            10 + k as u8,
+                            addr,
+                            json!({"op": "close", "session": id, "token": g["tokens"]["white"]}),
+                        );
                         return (seed, history, v["game_over"].clone());
                     }
                     let moves = v["moves"].as_array().unwrap();
                     let m = &moves[rng.gen_range(0..moves.len())];
                     let token = &g["tokens"][v["to_move"].as_str().unwrap()];
-                    ok(addr, json!({"op": "play", "session": id, "move": m["text"], "token": token}));
+                    ok_from(
+                        10 + k as u8,
+                        addr,
+                        json!({"op": "play", "session": id, "move": m["text"], "token": token}),
+                    );
                 }
             })
         })

@@ -1,7 +1,7 @@
 //! `tabula serve`: the network server (protocol in the README).
 
 use super::CliError;
-use crate::server::{Config, Server};
+use crate::server::{ClientLimits, Config, Server};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -41,11 +41,45 @@ pub struct ServeArgs {
     /// Seconds a `query` may take.
     #[arg(long, default_value_t = 5.0)]
     pub query_seconds: f64,
-    /// Memory one request of a session may use for its data (e.g. 256M,
-    /// 1G): past it the request gets a `limit` error and the session
-    /// plays on.
+    /// Memory one session may hold (e.g. 256M, 1G): its database, its
+    /// engine's stacks, its history and one request's data. Past it the
+    /// request gets a `limit` error and the session plays on.
     #[arg(long, default_value = "256M", value_parser = super::parse_size)]
     pub session_memory: usize,
+    /// Memory all sessions together may hold (default: half the
+    /// machine's). A new session that would pass it closes idle ones or is
+    /// refused; a request that would gets a `limit` error.
+    #[arg(long, value_parser = super::parse_size)]
+    pub max_memory: Option<usize>,
+    /// Game sessions one client (an IP address; IPv6 by /64) may have
+    /// open.
+    #[arg(long, default_value_t = ClientLimits::default().sessions)]
+    pub per_client_sessions: usize,
+    /// Connections one client may have open.
+    #[arg(long, default_value_t = ClientLimits::default().connections)]
+    pub per_client_connections: usize,
+    /// Event streams (web pages following a game) one client may have
+    /// open.
+    #[arg(long, default_value_t = ClientLimits::default().streams)]
+    pub per_client_streams: usize,
+    /// Computer moves (`ai`, `hint`) one client may have in progress.
+    #[arg(long, default_value_t = ClientLimits::default().thinking)]
+    pub per_client_thinking: usize,
+    /// Requests per second one client may send on average (in bursts of
+    /// twice as many).
+    #[arg(long, default_value_t = ClientLimits::default().rate)]
+    pub per_client_rate: f64,
+    /// Seconds a connection has to send its first request, and any
+    /// request once begun to arrive whole.
+    #[arg(long, default_value_t = 10.0)]
+    pub handshake: f64,
+    /// Seconds a computer move may take at most, whatever a request asks.
+    #[arg(long, default_value_t = 10.0)]
+    pub max_think: f64,
+    /// Behind a reverse proxy on this machine: take each HTTP client's
+    /// address from the `X-Forwarded-For` the proxy adds.
+    #[arg(long)]
+    pub trust_proxy: bool,
     /// Bytes of answers and output one `query` reply may hold.
     #[arg(long, default_value = "1M", value_parser = super::parse_size)]
     pub max_reply: usize,
@@ -61,6 +95,10 @@ fn seconds(name: &str, s: f64) -> Result<Duration, CliError> {
     } else {
         Err(CliError(format!("--{name} takes a positive number of seconds, not {s}")))
     }
+}
+
+fn positive(name: &str, x: f64) -> Result<f64, CliError> {
+    if x.is_finite() && x > 0.0 { Ok(x) } else { Err(CliError(format!("--{name} takes a positive number, not {x}"))) }
 }
 
 /// Refuses an address other than loopback without `--public`, and warns
@@ -89,6 +127,18 @@ pub fn run(a: ServeArgs) -> Result<i32, CliError> {
         query_time: seconds("query-seconds", a.query_seconds)?,
         max_answers: 100,
         session_memory: a.session_memory,
+        max_memory: a.max_memory.unwrap_or_else(|| Config::default().max_memory),
+        per_client: ClientLimits {
+            connections: a.per_client_connections,
+            sessions: a.per_client_sessions,
+            streams: a.per_client_streams,
+            thinking: a.per_client_thinking,
+            rate: positive("per-client-rate", a.per_client_rate)?,
+            burst: 2.0 * a.per_client_rate,
+        },
+        handshake: seconds("handshake", a.handshake)?,
+        max_think: seconds("max-think", a.max_think)?.as_secs_f64(),
+        trust_proxy: a.trust_proxy,
         max_reply: a.max_reply,
         records: a.records.clone(),
     };

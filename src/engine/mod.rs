@@ -208,6 +208,12 @@ impl Engine {
         self.m.footprint()
     }
 
+    /// Bytes the data of the running query (or, between queries, what
+    /// queries left behind) takes: what [`Limits::max_memory`] bounds.
+    pub fn memory_used(&self) -> usize {
+        self.m.memory_used()
+    }
+
     /// Gives back the room a big query's stacks grew to.
     pub fn trim(&mut self) {
         self.m.trim();

@@ -1,16 +1,22 @@
 //! The HTTP transport: the web board's files (compiled into the binary),
 //! the same requests as over TCP at `POST /api`, and each session's
 //! changes as Server-Sent Events at `GET /api/events?session=N`.
+//!
+//! HTTP/1.1 with keep-alive, read by `httparse`; each connection is served
+//! on a thread of its own, admitted by the same accept loop and limits as
+//! the TCP transport. A request's head and body must arrive within the
+//! handshake time of its first byte (a client that trickles its request
+//! in holds nothing for long); bodies need a `Content-Length`.
 
-use super::{Counted, Failure, POLL, Shared, answer, error_reply, fail, follow, parse_request};
-use serde_json::Value;
+use super::guard::Held;
+use super::{Attached, Client, Counted, Failure, POLL, Sender, Shared, accept_loop, answer, error_reply, fail, follow};
+use super::{parse_request, status_of};
 use std::io::{self, Read, Write};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use tiny_http::{Header, Method, Request, Response, StatusCode};
 
 /// The page and its script and style: the only files ever served.
 const FILES: &[(&str, &str, &str)] = &[
@@ -23,143 +29,310 @@ const FILES: &[(&str, &str, &str)] = &[
 /// proxies and finds out when the page has gone.
 const KEEPALIVE: Duration = Duration::from_secs(15);
 
-pub(super) struct Listener {
-    server: tiny_http::Server,
-    pub addr: SocketAddr,
+/// How long a kept-alive connection may wait for its next request (less,
+/// if the server's idle time is shorter).
+const NEXT_REQUEST: Duration = Duration::from_secs(60);
+
+/// Bytes of a request's head (its line and headers) at most.
+const MAX_HEAD: usize = 16 * 1024;
+
+/// Takes connections until stopped.
+pub(super) fn run(listener: &TcpListener, shared: &Arc<Shared>) -> io::Result<()> {
+    accept_loop(listener, shared, "tabula-http", refusal, connection)
 }
 
-impl Listener {
-    pub fn bind(addr: &str) -> io::Result<Listener> {
-        let server = tiny_http::Server::http(addr).map_err(io::Error::other)?;
-        let addr = server
-            .server_addr()
-            .to_ip()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not an IP address"))?;
-        Ok(Listener { server, addr })
+/// What a connection the server cannot take gets before it is closed.
+fn refusal(f: &Failure) -> Vec<u8> {
+    let body = error_reply(None, f).to_string();
+    Response::json(status_of(f.code), body).retry(f.retry).bytes(false, false)
+}
+
+/// A request as read: its method, path, query, the headers that matter,
+/// and its body.
+struct Request {
+    method: String,
+    path: String,
+    query: String,
+    body: Vec<u8>,
+    keep_alive: bool,
+    forwarded_for: Option<String>,
+}
+
+/// A response to write.
+struct Response {
+    status: u16,
+    kind: &'static str,
+    body: Vec<u8>,
+    cache: &'static str,
+    retry: Option<u64>,
+}
+
+impl Response {
+    fn json(status: u16, body: String) -> Response {
+        Response { status, kind: "application/json", body: body.into_bytes(), cache: "no-store", retry: None }
     }
 
-    /// Takes requests until stopped, each on a thread of its own.
-    pub fn run(self, shared: Arc<Shared>) {
-        let mut threads = Vec::new();
-        while !shared.stop.load(Ordering::SeqCst) {
-            let req = match self.server.recv_timeout(POLL) {
-                Ok(Some(r)) => r,
-                Ok(None) => continue,
-                Err(_) => break,
-            };
-            threads.retain(|h: &std::thread::JoinHandle<()>| !h.is_finished());
-            let shared = shared.clone();
-            let spawned = std::thread::Builder::new().name("tabula-http".into()).spawn(move || handle(&shared, req));
-            if let Ok(h) = spawned {
-                threads.push(h);
+    fn error(f: &Failure) -> Response {
+        Response::json(status_of(f.code), error_reply(None, f).to_string()).retry(f.retry)
+    }
+
+    fn retry(self, retry: Option<u64>) -> Response {
+        Response { retry, ..self }
+    }
+
+    /// The response's bytes; only its head for a `HEAD` request.
+    fn bytes(&self, keep_alive: bool, head_only: bool) -> Vec<u8> {
+        let mut head = format!(
+            "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nCache-Control: {}\r\nConnection: {}\r\n",
+            self.status,
+            reason(self.status),
+            self.kind,
+            self.body.len(),
+            self.cache,
+            if keep_alive { "keep-alive" } else { "close" },
+        );
+        if let Some(s) = self.retry {
+            head.push_str(&format!("Retry-After: {s}\r\n"));
+        }
+        head.push_str("\r\n");
+        let mut out = head.into_bytes();
+        if !head_only {
+            out.extend_from_slice(&self.body);
+        }
+        out
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        411 => "Length Required",
+        413 => "Content Too Large",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "",
+    }
+}
+
+/// Why no request was read.
+enum NoRequest {
+    /// The client closed, stayed silent past its time, or the server is
+    /// stopping: the connection just ends.
+    Gone,
+    /// A bad or too slow request: it gets this error, then the connection
+    /// is closed.
+    Bad(Failure),
+}
+
+/// Serves one connection: requests one after another while the client
+/// keeps it alive.
+fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr, _counted: Counted) {
+    let _ = stream.set_nodelay(true);
+    if stream.set_read_timeout(Some(POLL)).is_err() {
+        return;
+    }
+    let mut buf: Vec<u8> = Vec::new();
+    let mut wait = shared.config.handshake;
+    loop {
+        let req = match read_request(&shared, &mut stream, &mut buf, wait) {
+            Ok(r) => r,
+            Err(NoRequest::Gone) => return,
+            Err(NoRequest::Bad(f)) => {
+                let _ = stream.write_all(&Response::error(&f).bytes(false, false));
+                return;
+            }
+        };
+        wait = NEXT_REQUEST.min(shared.config.idle);
+        let client = client_of(&shared, peer, &req);
+        let head_only = req.method == "HEAD";
+        let response = match (req.method.as_str(), req.path.as_str()) {
+            ("POST", "/api") => {
+                let (v, failure) = answer(&shared, parse_request(&req.body), Sender { client, attached: None });
+                let status = failure.as_ref().map_or(200, |f| status_of(f.code));
+                Response::json(status, v.to_string()).retry(failure.and_then(|f| f.retry))
+            }
+            ("GET", "/api/events") => {
+                match shared.clients.request(client) {
+                    Ok(()) => events(&shared, stream, &req.query, client),
+                    Err(f) => {
+                        let _ = stream.write_all(&Response::error(&f).bytes(false, false));
+                    }
+                }
+                return;
+            }
+            ("GET" | "HEAD", path) => match shared.clients.request(client) {
+                Err(f) => Response::error(&f),
+                Ok(()) => match FILES.iter().find(|(p, _, _)| *p == path) {
+                    Some((_, kind, text)) => {
+                        Response { status: 200, kind, body: text.as_bytes().to_vec(), cache: "no-cache", retry: None }
+                    }
+                    None => Response::error(&fail("not_found", format!("nothing at {path}: the board is at /"))),
+                },
+            },
+            _ => Response::error(&fail("method_not_allowed", "use GET for the page and POST /api for requests")),
+        };
+        let keep = req.keep_alive && !shared.stop.load(Ordering::SeqCst);
+        if stream.write_all(&response.bytes(keep, head_only)).is_err() || !keep {
+            return;
+        }
+    }
+}
+
+/// The client a request comes from: its connection's address, or, behind
+/// a trusted proxy on this machine, the address the proxy names last in
+/// `X-Forwarded-For`.
+fn client_of(shared: &Shared, peer: SocketAddr, req: &Request) -> Client {
+    if shared.config.trust_proxy && peer.ip().is_loopback() {
+        let named = req.forwarded_for.as_deref().and_then(|v| v.rsplit(',').next()?.trim().parse::<IpAddr>().ok());
+        if let Some(ip) = named {
+            return Client::of(ip);
+        }
+    }
+    Client::of(peer.ip())
+}
+
+/// Reads the next request: the client may take `wait` to begin it, then
+/// the handshake time to send it whole. Bytes after it stay in `buf`.
+fn read_request(
+    shared: &Shared,
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    wait: Duration,
+) -> Result<Request, NoRequest> {
+    let opened = Instant::now();
+    let mut begun = (!buf.is_empty()).then(Instant::now);
+    let mut chunk = [0u8; 8192];
+    // Reads more into `buf`; `Gone` or a timeout error when nothing may come.
+    let mut more = |buf: &mut Vec<u8>, begun: &mut Option<Instant>| -> Result<(), NoRequest> {
+        loop {
+            if shared.stop.load(Ordering::SeqCst) {
+                return Err(NoRequest::Gone);
+            }
+            match *begun {
+                Some(t) if t.elapsed() >= shared.config.handshake => {
+                    let secs = shared.config.handshake.as_secs_f64();
+                    return Err(NoRequest::Bad(fail(
+                        "timeout",
+                        format!("a request must arrive whole within {secs} s of its start"),
+                    )));
+                }
+                None if opened.elapsed() >= wait => return Err(NoRequest::Gone),
+                _ => {}
+            }
+            match stream.read(&mut chunk) {
+                Ok(0) => return Err(NoRequest::Gone),
+                Ok(k) => {
+                    buf.extend_from_slice(&chunk[..k]);
+                    begun.get_or_insert_with(Instant::now);
+                    return Ok(());
+                }
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return Err(NoRequest::Gone),
             }
         }
-        self.server.unblock();
-        for h in threads {
-            let _ = h.join();
-        }
-    }
-}
-
-fn header(name: &str, value: &str) -> Header {
-    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("a valid header")
-}
-
-/// The HTTP status of an error code.
-fn status_of(code: &str) -> u16 {
-    match code {
-        "unknown_session" | "unknown_game" | "not_found" => 404,
-        "forbidden" => 403,
-        "method_not_allowed" => 405,
-        "too_large" | "line_too_long" => 413,
-        "too_many_sessions" | "too_many_connections" => 503,
-        "rules_error" | "server_error" => 500,
-        _ => 400,
-    }
-}
-
-fn json_response(status: u16, v: &Value) -> Response<io::Cursor<Vec<u8>>> {
-    Response::from_data(v.to_string().into_bytes())
-        .with_status_code(StatusCode(status))
-        .with_header(header("Content-Type", "application/json"))
-        .with_header(header("Cache-Control", "no-store"))
-}
-
-fn error_response(f: &Failure) -> Response<io::Cursor<Vec<u8>>> {
-    json_response(status_of(f.code), &error_reply(None, f))
-}
-
-fn handle(shared: &Arc<Shared>, mut req: Request) {
-    let _counted = match Counted::new(shared) {
-        Ok(c) => c,
-        Err(f) => {
-            let _ = req.respond(error_response(&f));
-            return;
+    };
+    // The head.
+    let (head_len, mut req, length) = loop {
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut parsed = httparse::Request::new(&mut headers);
+        match parsed.parse(buf) {
+            Ok(httparse::Status::Complete(n)) => {
+                let (req, length) = request_of(&parsed)?;
+                break (n, req, length);
+            }
+            Ok(httparse::Status::Partial) if buf.len() > MAX_HEAD => {
+                return Err(NoRequest::Bad(fail(
+                    "header_too_large",
+                    format!("a request's line and headers may have {MAX_HEAD} bytes at most"),
+                )));
+            }
+            Ok(httparse::Status::Partial) => more(buf, &mut begun)?,
+            Err(e) => return Err(NoRequest::Bad(fail("bad_request", format!("not an HTTP request: {e}")))),
         }
     };
-    let url = req.url().to_string();
-    let (path, query) = url.split_once('?').unwrap_or((&url, ""));
-    let response = match (req.method(), path) {
-        (Method::Post, "/api") => match read_body(&mut req, shared.config.max_line) {
-            Ok(body) => match parse_request(&body).map(|r| answer(shared, r)) {
-                Ok(Ok(v)) => json_response(200, &v),
-                Ok(Err((v, code))) => json_response(status_of(code), &v),
-                Err(f) => error_response(&f),
-            },
-            Err(f) => error_response(&f),
-        },
-        (Method::Get, "/api/events") => {
-            events(shared, req, query);
-            return;
-        }
-        (Method::Get | Method::Head, _) => match FILES.iter().find(|(p, _, _)| *p == path) {
-            Some((_, kind, text)) => Response::from_data(text.as_bytes().to_vec())
-                .with_header(header("Content-Type", kind))
-                .with_header(header("Cache-Control", "no-cache")),
-            None => error_response(&fail("not_found", format!("nothing at {path}: the board is at /"))),
-        },
-        _ => error_response(&fail("method_not_allowed", "use GET for the page and POST /api for requests")),
-    };
-    let _ = req.respond(response);
+    let max = shared.config.max_line;
+    if length > max {
+        return Err(NoRequest::Bad(fail("too_large", format!("a request may have {max} bytes at most"))));
+    }
+    // The body.
+    while buf.len() < head_len + length {
+        more(buf, &mut begun)?;
+    }
+    req.body = buf[head_len..head_len + length].to_vec();
+    buf.drain(..head_len + length);
+    Ok(req)
 }
 
-/// A request's body, at most `max` bytes.
-fn read_body(req: &mut Request, max: usize) -> Result<Vec<u8>, Failure> {
-    let too_large = || fail("too_large", format!("a request may have {max} bytes at most"));
-    if req.body_length().is_some_and(|n| n > max) {
-        return Err(too_large());
+/// The parts of a parsed head the server uses, and the body's length.
+fn request_of(parsed: &httparse::Request) -> Result<(Request, usize), NoRequest> {
+    let bad = |m: &str| NoRequest::Bad(fail("bad_request", m));
+    let url = parsed.path.unwrap_or("/");
+    let (path, query) = url.split_once('?').unwrap_or((url, ""));
+    let mut length = 0;
+    // HTTP/1.1 keeps the connection unless told otherwise; 1.0 closes it.
+    let mut keep_alive = parsed.version == Some(1);
+    let mut forwarded_for = None;
+    for h in parsed.headers.iter() {
+        let value = std::str::from_utf8(h.value).map_err(|_| bad("a header that is not text"))?.trim();
+        if h.name.eq_ignore_ascii_case("content-length") {
+            length = value.parse::<usize>().map_err(|_| bad("a Content-Length that is not a number"))?;
+        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            return Err(NoRequest::Bad(fail("length_required", "send the body with a Content-Length")));
+        } else if h.name.eq_ignore_ascii_case("connection") {
+            keep_alive = value.eq_ignore_ascii_case("keep-alive")
+                || (keep_alive && !value.split(',').any(|t| t.trim().eq_ignore_ascii_case("close")));
+        } else if h.name.eq_ignore_ascii_case("x-forwarded-for") {
+            forwarded_for = Some(value.to_string());
+        }
     }
-    let mut body = Vec::new();
-    req.as_reader()
-        .take(max as u64 + 1)
-        .read_to_end(&mut body)
-        .map_err(|e| fail("bad_request", format!("cannot read the request: {e}")))?;
-    if body.len() > max {
-        return Err(too_large());
-    }
-    Ok(body)
+    let req = Request {
+        method: parsed.method.unwrap_or("GET").to_string(),
+        path: path.to_string(),
+        query: query.to_string(),
+        body: Vec::new(),
+        keep_alive,
+        forwarded_for,
+    };
+    Ok((req, length))
 }
 
 /// `GET /api/events?session=N`: an event stream of the session's
 /// changes, until the page goes, the session ends or the server stops.
-fn events(shared: &Arc<Shared>, req: Request, query: &str) {
+/// While it lives, a seat of the session counts as connected.
+fn events(shared: &Arc<Shared>, mut w: TcpStream, query: &str, client: Client) {
+    let refuse = |mut w: TcpStream, f: &Failure| {
+        let _ = w.write_all(&Response::error(f).bytes(false, false));
+    };
     let id = query.split('&').find_map(|kv| kv.strip_prefix("session=")).and_then(|v| v.parse::<u64>().ok());
     let Some(id) = id else {
-        let _ = req.respond(error_response(&fail("bad_request", "events need ?session=N")));
-        return;
+        return refuse(w, &fail("bad_request", "events need ?session=N"));
+    };
+    let _stream = match shared.clients.hold(client, Held::Stream) {
+        Ok(h) => h,
+        Err(f) => return refuse(w, &f),
     };
     let (tx, rx) = mpsc::channel();
-    if let Err(f) = follow(shared, id, tx) {
-        let _ = req.respond(error_response(&f));
-        return;
-    }
-    // tiny_http buffers a streamed body: the stream is written by hand.
-    let mut w = req.into_writer();
+    let life = match follow(shared, id, tx) {
+        Ok(life) => life,
+        Err(f) => return refuse(w, &f),
+    };
+    let mut attached = Attached::default();
+    attached.attach(id, &life);
     let head =
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n";
     if w.write_all(head.as_bytes()).and_then(|()| w.write_all(b": hello\n\n")).and_then(|()| w.flush()).is_err() {
         return;
     }
+    // A page that stops reading is dropped rather than waited for.
+    let _ = w.set_write_timeout(Some(KEEPALIVE));
     let mut quiet = Instant::now();
     while !shared.stop.load(Ordering::SeqCst) {
         let sent = match rx.recv_timeout(POLL) {

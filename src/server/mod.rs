@@ -7,26 +7,32 @@
 //! Each game session has a thread that owns its engine (an engine is not
 //! shared between threads) and takes requests from any connection through
 //! a channel; pages that follow a session get an event after every move.
-//! A session ends on `close`, or after being idle; the limits (sessions,
-//! connections, request size, query steps and time, memory) are in
+//! A session ends on `close`, after being idle, or, when the server is
+//! full, to make room: the oldest idle session with no seat connected goes
+//! first. The limits (sessions, connections, request size, query steps and
+//! time, memory, and what one client may hold: `guard.rs`) are in
 //! [`Config`]. A bad request gets an error reply and the connection stays
 //! usable; a client that goes away mid-request only loses its reply.
 
+mod guard;
 mod http;
 mod session;
 mod tcp;
 
+pub use guard::{Client, ClientLimits};
+
 use crate::ai::Controller;
 use crate::game::{GameError, find_game};
+use guard::{Budget, Clients, Held, Hold};
 use serde_json::{Map, Value, json};
 use session::Session;
-use std::collections::HashMap;
-use std::io;
-use std::net::{SocketAddr, TcpListener};
+use std::collections::{HashMap, VecDeque};
+use std::io::{self, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard, mpsc};
+use std::time::{Duration, Instant};
 
 /// The server's limits.
 #[derive(Clone, Debug)]
@@ -44,8 +50,23 @@ pub struct Config {
     pub query_time: Duration,
     /// Answers a `query` returns at most.
     pub max_answers: usize,
-    /// Bytes a session's engine may use for one request's data.
+    /// Bytes one session may hold: its database, its engine's stacks, its
+    /// history, and one request's data.
     pub session_memory: usize,
+    /// Bytes all sessions together may hold (the process's budget).
+    pub max_memory: usize,
+    /// What one client (an address) may hold and send.
+    pub per_client: ClientLimits,
+    /// A connection must send its first request, and any request once
+    /// begun must arrive whole, within this.
+    pub handshake: Duration,
+    /// Seconds a computer move may take at most, whatever the request
+    /// asks.
+    pub max_think: f64,
+    /// Over HTTP, take the client's address from `X-Forwarded-For` when
+    /// the connection comes from loopback (a reverse proxy on this
+    /// machine).
+    pub trust_proxy: bool,
     /// Bytes of answers and output in one `query` reply at most.
     pub max_reply: usize,
     /// Where each session keeps its game record (`session-N.record`,
@@ -65,6 +86,11 @@ impl Default for Config {
             query_time: Duration::from_secs(5),
             max_answers: 100,
             session_memory: 256 << 20,
+            max_memory: guard::default_budget(),
+            per_client: ClientLimits::default(),
+            handshake: Duration::from_secs(10),
+            max_think: 10.0,
+            trust_proxy: false,
             max_reply: 1 << 20,
             records: None,
         }
@@ -80,10 +106,19 @@ const POLL: Duration = Duration::from_millis(50);
 struct Failure {
     code: &'static str,
     message: String,
+    /// Seconds after which the same request may succeed (a client over
+    /// its limits).
+    retry: Option<u64>,
 }
 
 fn fail(code: &'static str, message: impl Into<String>) -> Failure {
-    Failure { code, message: message.into() }
+    Failure { code, message: message.into(), retry: None }
+}
+
+impl Failure {
+    fn retry_after(self, seconds: u64) -> Failure {
+        Failure { retry: Some(seconds), ..self }
+    }
 }
 
 impl From<GameError> for Failure {
@@ -110,38 +145,174 @@ enum Job {
 
 struct Shared {
     config: Config,
-    sessions: Mutex<HashMap<u64, mpsc::Sender<Job>>>,
+    sessions: Mutex<HashMap<u64, Entry>>,
     next_session: AtomicU64,
     connections: AtomicUsize,
     stop: Arc<AtomicBool>,
+    clients: Arc<Clients>,
+    memory: Arc<Budget>,
+    /// The newest sessions closed to make room, so that a client coming
+    /// back to one hears why.
+    evicted: Mutex<VecDeque<u64>>,
 }
 
+/// A session as the server sees it: how to reach its thread, what the
+/// server knows of its use without asking it, and its creator's hold on
+/// one of its places.
+struct Entry {
+    tx: mpsc::Sender<Job>,
+    life: Arc<Life>,
+    _owner: Hold,
+}
+
+/// A session's use, kept by the requests that reach it.
+struct Life {
+    last_used: Mutex<Instant>,
+    /// Requests sent to it and not yet answered.
+    busy: AtomicUsize,
+    /// Connections and event streams following it (a seat connected).
+    attached: AtomicUsize,
+}
+
+impl Life {
+    fn touch(&self) {
+        *self.last_used.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+    }
+
+    fn idle_since(&self) -> Instant {
+        *self.last_used.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// How many evicted session numbers are remembered.
+const EVICTED_KEPT: usize = 1024;
+
 impl Shared {
-    fn session(&self, id: u64) -> Result<mpsc::Sender<Job>, Failure> {
-        let tx = self.sessions.lock().unwrap_or_else(|p| p.into_inner()).get(&id).cloned();
-        tx.ok_or_else(|| unknown_session(id))
+    fn sessions(&self) -> MutexGuard<'_, HashMap<u64, Entry>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn session(&self, id: u64) -> Result<(mpsc::Sender<Job>, Arc<Life>), Failure> {
+        let found = self.sessions().get(&id).map(|e| (e.tx.clone(), e.life.clone()));
+        found.ok_or_else(|| self.unknown_session(id))
     }
 
     fn forget(&self, id: u64) {
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+        let gone = self.sessions().remove(&id);
+        drop(gone);
+    }
+
+    fn unknown_session(&self, id: u64) -> Failure {
+        if self.evicted.lock().unwrap_or_else(|p| p.into_inner()).contains(&id) {
+            return fail(
+                "unknown_session",
+                format!(
+                    "session {id} was closed to make room for new players: the server was full and it was the oldest idle session with no seat connected"
+                ),
+            );
+        }
+        fail("unknown_session", format!("no session {id} (closed, idle too long, or never opened)"))
+    }
+
+    /// Closes the oldest session that is idle with no seat connected:
+    /// whether there was one.
+    fn evict_one(&self) -> bool {
+        let mut sessions = self.sessions();
+        let victim = sessions
+            .iter()
+            .filter(|(_, e)| e.life.busy.load(Ordering::SeqCst) == 0 && e.life.attached.load(Ordering::SeqCst) == 0)
+            .min_by_key(|(_, e)| e.life.idle_since())
+            .map(|(id, _)| *id);
+        let Some(id) = victim else { return false };
+        // Dropping its sender ends the session's thread, which gives its
+        // memory back.
+        let entry = sessions.remove(&id);
+        drop(sessions);
+        drop(entry);
+        let mut evicted = self.evicted.lock().unwrap_or_else(|p| p.into_inner());
+        if evicted.len() >= EVICTED_KEPT {
+            evicted.pop_front();
+        }
+        evicted.push_back(id);
+        true
+    }
+
+    /// `bytes` of the memory budget for a new session, closing idle
+    /// sessions to free them if need be.
+    fn memory_for_session(&self, bytes: usize) -> Result<usize, Failure> {
+        loop {
+            if let Some(n) = self.memory.take(bytes, bytes) {
+                return Ok(n);
+            }
+            if !self.evict_one() {
+                return Err(fail(
+                    "server_full",
+                    format!(
+                        "the server's memory ({} MB) is in use by games in progress; try again later",
+                        self.memory.total >> 20
+                    ),
+                )
+                .retry_after(60));
+            }
+            // The session's thread gives its memory back as it ends.
+            let t = Instant::now();
+            while self.memory.take(bytes, bytes).map(|n| self.memory.give(n)).is_none()
+                && t.elapsed() < Duration::from_secs(2)
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
     }
 }
 
-fn unknown_session(id: u64) -> Failure {
-    fail("unknown_session", format!("no session {id} (closed, idle too long, or never opened)"))
+/// The sessions a connection has sent requests to: each counts it as a
+/// seat connected while it lives.
+#[derive(Default)]
+struct Attached(Vec<(u64, Arc<Life>)>);
+
+impl Attached {
+    fn attach(&mut self, id: u64, life: &Arc<Life>) {
+        if !self.0.iter().any(|(i, _)| *i == id) {
+            life.attached.fetch_add(1, Ordering::SeqCst);
+            self.0.push((id, life.clone()));
+        }
+    }
 }
 
-/// Counts a connection (or an HTTP request) while it lives; an error when
-/// there are too many.
-struct Counted(Arc<Shared>);
+impl Drop for Attached {
+    fn drop(&mut self) {
+        for (_, life) in &self.0 {
+            life.attached.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Who sent a request, and (for a connection that lasts) the sessions it
+/// follows.
+struct Sender<'a> {
+    client: Client,
+    attached: Option<&'a mut Attached>,
+}
+
+/// Counts a connection while it lives, against the server's limit and its
+/// client's.
+struct Counted {
+    shared: Arc<Shared>,
+    _hold: Option<Hold>,
+}
 
 impl Counted {
-    fn new(shared: &Arc<Shared>) -> Result<Counted, Failure> {
+    fn new(shared: &Arc<Shared>, client: Client, per_client: bool) -> Result<Counted, Failure> {
         let n = shared.connections.fetch_add(1, Ordering::SeqCst) + 1;
-        let counted = Counted(shared.clone());
+        let mut counted = Counted { shared: shared.clone(), _hold: None };
         if n > shared.config.max_connections {
             let max = shared.config.max_connections;
-            return Err(fail("too_many_connections", format!("the server takes {max} connections at most")));
+            return Err(
+                fail("too_many_connections", format!("the server takes {max} connections at most")).retry_after(5)
+            );
+        }
+        if per_client {
+            counted._hold = Some(shared.clients.hold(client, Held::Connection)?);
         }
         Ok(counted)
     }
@@ -149,8 +320,59 @@ impl Counted {
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        self.0.connections.fetch_sub(1, Ordering::SeqCst);
+        self.shared.connections.fetch_sub(1, Ordering::SeqCst);
     }
+}
+
+/// Takes connections on `listener` until stopped, each admitted (counted
+/// against the server's and its client's limits) and served on a thread
+/// of its own by `serve`; one that is not admitted gets `refusal`'s bytes
+/// and is closed. Then waits for the connection threads.
+fn accept_loop(
+    listener: &TcpListener,
+    shared: &Arc<Shared>,
+    name: &str,
+    refusal: fn(&Failure) -> Vec<u8>,
+    serve: fn(Arc<Shared>, TcpStream, SocketAddr, Counted),
+) -> io::Result<()> {
+    let mut threads = Vec::new();
+    while !shared.stop.load(Ordering::SeqCst) {
+        match listener.accept() {
+            Ok((mut stream, peer)) => {
+                let _ = stream.set_nonblocking(false);
+                let client = Client::of(peer.ip());
+                // Behind a trusted proxy, every client comes from it: its
+                // connections count against the server's limit only.
+                let per_client = !(shared.config.trust_proxy && peer.ip().is_loopback());
+                let counted = match Counted::new(shared, client, per_client) {
+                    Ok(c) => c,
+                    Err(f) => {
+                        let _ = stream.set_write_timeout(Some(POLL));
+                        let _ = stream.write_all(&refusal(&f));
+                        continue;
+                    }
+                };
+                threads.retain(|h: &std::thread::JoinHandle<()>| !h.is_finished());
+                let shared = shared.clone();
+                let spawned = std::thread::Builder::new()
+                    .name(name.into())
+                    .stack_size(1 << 20)
+                    .spawn(move || serve(shared, stream, peer, counted));
+                if let Ok(h) = spawned {
+                    threads.push(h);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            // Out of file descriptors, a connection reset before it was
+            // taken: the server goes on.
+            Err(_) => std::thread::sleep(POLL),
+        }
+    }
+    for h in threads {
+        let _ = h.join();
+    }
+    Ok(())
 }
 
 /// A server with its listeners; [`Server::run`] serves until the stop
@@ -158,18 +380,21 @@ impl Drop for Counted {
 pub struct Server {
     shared: Arc<Shared>,
     tcp: Option<TcpListener>,
-    http: Option<http::Listener>,
+    http: Option<TcpListener>,
 }
 
 impl Server {
     /// A server with no listener yet.
     pub fn new(config: Config) -> Server {
         let shared = Arc::new(Shared {
+            clients: Arc::new(Clients::new(config.per_client.clone())),
+            memory: Arc::new(Budget::new(config.max_memory)),
             config,
             sessions: Mutex::new(HashMap::new()),
             next_session: AtomicU64::new(1),
             connections: AtomicUsize::new(0),
             stop: Arc::new(AtomicBool::new(false)),
+            evicted: Mutex::new(VecDeque::new()),
         });
         Server { shared, tcp: None, http: None }
     }
@@ -192,9 +417,10 @@ impl Server {
 
     /// Serves the web board and its API over HTTP on `addr` too.
     pub fn listen_http(&mut self, addr: &str) -> io::Result<SocketAddr> {
-        let l = http::Listener::bind(addr)?;
-        let a = l.addr;
-        self.http = Some(l);
+        let listener = TcpListener::bind(addr)?;
+        listener.set_nonblocking(true)?;
+        let a = listener.local_addr()?;
+        self.http = Some(listener);
         Ok(a)
     }
 
@@ -208,14 +434,20 @@ impl Server {
 
     /// The HTTP listener's address.
     pub fn http_addr(&self) -> Option<SocketAddr> {
-        self.http.as_ref().map(|l| l.addr)
+        self.http.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
+    /// Bytes of the memory budget in use now: what the sessions hold and
+    /// what running requests may use.
+    pub fn memory_in_use(&self) -> usize {
+        self.shared.memory.in_use()
     }
 
     /// Answers one request as if it came over the network (the JSON
     /// object of the protocol); `play --web` opens its session this way.
     pub fn request(&self, req: Value) -> Value {
         match req {
-            Value::Object(m) => answer(&self.shared, m).unwrap_or_else(|(v, _)| v),
+            Value::Object(m) => answer(&self.shared, Ok(m), Sender { client: Client::Local, attached: None }).0,
             _ => error_reply(None, &fail("bad_request", "a request is a JSON object")),
         }
     }
@@ -231,11 +463,11 @@ impl Server {
     pub fn run(self) -> io::Result<()> {
         let http = self.http.map(|l| {
             let shared = self.shared.clone();
-            std::thread::Builder::new().name("tabula-http".into()).spawn(move || l.run(shared))
+            std::thread::Builder::new().name("tabula-http".into()).spawn(move || http::run(&l, &shared))
         });
         let http = http.transpose()?;
         let result = match &self.tcp {
-            Some(l) => tcp::run(l, &self.shared),
+            Some(l) => accept_loop(l, &self.shared, "tabula-connection", tcp::refusal, tcp::connection),
             None => {
                 while !self.shared.stop.load(Ordering::SeqCst) {
                     std::thread::sleep(POLL);
@@ -248,8 +480,25 @@ impl Server {
             let _ = h.join();
         }
         // Dropping the senders ends the session threads.
-        self.shared.sessions.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.shared.sessions().clear();
         result
+    }
+}
+
+/// The HTTP status of an error code.
+fn status_of(code: &str) -> u16 {
+    match code {
+        "unknown_session" | "unknown_game" | "not_found" => 404,
+        "forbidden" => 403,
+        "method_not_allowed" => 405,
+        "timeout" => 408,
+        "length_required" => 411,
+        "too_large" | "line_too_long" => 413,
+        "client_limit" => 429,
+        "header_too_large" => 431,
+        "too_many_sessions" | "too_many_connections" | "server_full" => 503,
+        "rules_error" | "server_error" => 500,
+        _ => 400,
     }
 }
 
@@ -259,11 +508,16 @@ fn error_reply(id: Option<&Value>, f: &Failure) -> Value {
         m.insert("id".into(), id.clone());
     }
     m.insert("ok".into(), json!(false));
-    m.insert("error".into(), json!({"code": f.code, "message": f.message}));
+    let mut e = json!({"code": f.code, "message": f.message});
+    if let Some(s) = f.retry {
+        e["retry_after"] = json!(s);
+    }
+    m.insert("error".into(), e);
     Value::Object(m)
 }
 
-/// A request's JSON text read into an object.
+/// A request's JSON text read into an object (serde_json refuses nesting
+/// deeper than 128).
 fn parse_request(body: &[u8]) -> Result<Map<String, Value>, Failure> {
     let text = std::str::from_utf8(body).map_err(|_| fail("bad_json", "the request is not UTF-8 text"))?;
     match serde_json::from_str::<Value>(text.trim()) {
@@ -273,11 +527,18 @@ fn parse_request(body: &[u8]) -> Result<Map<String, Value>, Failure> {
     }
 }
 
-/// The reply to a request: `ok` and the request's `id`, then what the op
-/// gives, or the error.
-fn answer(shared: &Arc<Shared>, req: Map<String, Value>) -> Result<Value, (Value, &'static str)> {
-    let id = req.get("id").cloned();
-    match dispatch(shared, req) {
+/// The reply to a request (`ok` and the request's `id`, then what the op
+/// gives, or the error), and the failure when it is an error (HTTP's
+/// status and `Retry-After` come from it). Every request counts against
+/// its client's rate, a malformed one too.
+fn answer(shared: &Arc<Shared>, req: Result<Map<String, Value>, Failure>, from: Sender) -> (Value, Option<Failure>) {
+    let mut id = None;
+    let result = shared.clients.request(from.client).and_then(|()| {
+        let req = req?;
+        id = req.get("id").cloned();
+        dispatch(shared, req, from)
+    });
+    match result {
         Ok(mut m) => {
             let mut out = Map::new();
             if let Some(id) = id {
@@ -285,9 +546,9 @@ fn answer(shared: &Arc<Shared>, req: Map<String, Value>) -> Result<Value, (Value
             }
             out.insert("ok".into(), json!(true));
             out.append(&mut m);
-            Ok(Value::Object(out))
+            (Value::Object(out), None)
         }
-        Err(f) => Err((error_reply(id.as_ref(), &f), f.code)),
+        Err(f) => (error_reply(id.as_ref(), &f), Some(f)),
     }
 }
 
@@ -296,21 +557,46 @@ const OPS: &str = "new, games, moves, play, ai, hint, status, display, view, und
 /// The ops a session answers.
 const SESSION_OPS: &[&str] = &["moves", "play", "ai", "hint", "status", "display", "view", "undo", "query", "close"];
 
-fn dispatch(shared: &Arc<Shared>, req: Map<String, Value>) -> Reply {
+fn dispatch(shared: &Arc<Shared>, req: Map<String, Value>, from: Sender) -> Reply {
     let op = match req.get("op") {
         Some(Value::String(op)) => op.clone(),
         Some(_) => return Err(fail("bad_request", "`op` must be a string")),
         None => return Err(fail("bad_request", format!("a request needs an `op`: {OPS}"))),
     };
     match op.as_str() {
-        "new" => new_session(shared, req),
+        "new" => {
+            let reply = new_session(shared, req, from.client)?;
+            // Its creator's connection is a seat connected.
+            let id = reply.get("session").and_then(Value::as_u64);
+            if let (Some(a), Some(id)) = (from.attached, id)
+                && let Ok((_, life)) = shared.session(id)
+            {
+                a.attach(id, &life);
+            }
+            Ok(reply)
+        }
         "games" => Ok(one("games", session::games(&shared.config.games_dir))),
         op if SESSION_OPS.contains(&op) => {
             let id = session_id(&req, op)?;
-            let tx = shared.session(id)?;
+            let (tx, life) = shared.session(id)?;
+            // A computer move holds a core for a while: a client may have
+            // only so many in progress.
+            let _thinking = if matches!(op, "ai" | "hint") {
+                Some(shared.clients.hold(from.client, Held::Thinking)?)
+            } else {
+                None
+            };
+            if let Some(a) = from.attached {
+                a.attach(id, &life);
+            }
+            life.busy.fetch_add(1, Ordering::SeqCst);
+            life.touch();
             let (reply_tx, reply_rx) = mpsc::channel();
-            tx.send(Job::Request { req, reply: reply_tx }).map_err(|_| unknown_session(id))?;
-            let reply = reply_rx.recv().map_err(|_| unknown_session(id))?;
+            let sent = tx.send(Job::Request { req, reply: reply_tx });
+            let reply = sent.ok().and_then(|()| reply_rx.recv().ok());
+            life.touch();
+            life.busy.fetch_sub(1, Ordering::SeqCst);
+            let reply = reply.ok_or_else(|| shared.unknown_session(id))?;
             if op == "close" && reply.is_ok() {
                 // The slot is free once the client hears so (the session's
                 // thread also removes itself as it ends).
@@ -330,9 +616,12 @@ fn session_id(req: &Map<String, Value>, op: &str) -> Result<u64, Failure> {
     }
 }
 
-/// Subscribes `events` to session `id`'s changes.
-fn follow(shared: &Arc<Shared>, id: u64, events: mpsc::Sender<Value>) -> Result<(), Failure> {
-    shared.session(id)?.send(Job::Follow(events)).map_err(|_| unknown_session(id))
+/// Subscribes `events` to session `id`'s changes: the session, whose
+/// seat is connected while the stream lives.
+fn follow(shared: &Arc<Shared>, id: u64, events: mpsc::Sender<Value>) -> Result<Arc<Life>, Failure> {
+    let (tx, life) = shared.session(id)?;
+    tx.send(Job::Follow(events)).map_err(|_| shared.unknown_session(id))?;
+    Ok(life)
 }
 
 fn text_field<'a>(req: &'a Map<String, Value>, name: &str) -> Result<Option<&'a str>, Failure> {
@@ -347,8 +636,12 @@ fn required<'a>(req: &'a Map<String, Value>, name: &str, op: &str) -> Result<&'a
     text_field(req, name)?.ok_or_else(|| fail("bad_request", format!("`{op}` needs `{name}`")))
 }
 
+/// What a session holds of the memory budget before its game is loaded
+/// (then what it measures).
+const SESSION_START: usize = 8 << 20;
+
 /// Opens a session: its thread loads the game and then serves requests.
-fn new_session(shared: &Arc<Shared>, req: Map<String, Value>) -> Reply {
+fn new_session(shared: &Arc<Shared>, req: Map<String, Value>, client: Client) -> Reply {
     let name = required(&req, "game", "new")?.to_string();
     // Games are named, never given as paths, over the network.
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
@@ -392,13 +685,21 @@ fn new_session(shared: &Arc<Shared>, req: Map<String, Value>) -> Reply {
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err(fail("bad_request", "`auto` must be true or false")),
     };
-    {
-        let sessions = shared.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        if sessions.len() >= shared.config.max_sessions {
-            return Err(fail("too_many_sessions", format!("the server keeps {} sessions at most", sessions.len())));
+    let owner = shared.clients.hold(client, Held::Session)?;
+    let path = find_game(&name, &shared.config.games_dir)?;
+    // A place, and the memory to load the game: idle sessions with no seat
+    // connected make room, oldest first; never a player's game in play.
+    while shared.sessions().len() >= shared.config.max_sessions {
+        if !shared.evict_one() {
+            let max = shared.config.max_sessions;
+            return Err(fail(
+                "too_many_sessions",
+                format!("the server keeps {max} sessions at most, and every one is in play; try again later"),
+            )
+            .retry_after(60));
         }
     }
-    let path = find_game(&name, &shared.config.games_dir)?;
+    let memory = shared.memory_for_session(SESSION_START)?;
     let id = shared.next_session.fetch_add(1, Ordering::SeqCst);
     let (tx, rx) = mpsc::channel::<Job>();
     let (ready_tx, ready_rx) = mpsc::channel::<Reply>();
@@ -406,20 +707,32 @@ fn new_session(shared: &Arc<Shared>, req: Map<String, Value>) -> Reply {
     let spawned =
         std::thread::Builder::new().name(format!("tabula-session-{id}")).stack_size(64 << 20).spawn(move || {
             let record = shared2.config.records.as_ref().map(|d| d.join(format!("session-{id}.record")));
-            match Session::open(&path, &options, seed, seats, auto, record, shared2.config.clone()) {
+            let budget = shared2.memory.clone();
+            let opening = session::Opening { path, options, seed, seats, auto, record };
+            let opened = Session::open(opening, shared2.config.clone(), budget, memory);
+            match opened {
                 Ok(mut s) => {
                     let _ = ready_tx.send(Ok(s.summary(id)));
                     s.serve(rx);
                     shared2.forget(id);
                 }
                 Err(f) => {
+                    shared2.memory.give(memory);
                     let _ = ready_tx.send(Err(f));
                 }
             }
         });
-    spawned.map_err(|e| fail("server_error", format!("cannot start a session: {e}")))?;
+    if let Err(e) = spawned {
+        shared.memory.give(memory);
+        return Err(fail("server_error", format!("cannot start a session: {e}")));
+    }
     // Registered before the reply, so the client can use the id at once.
-    shared.sessions.lock().unwrap_or_else(|p| p.into_inner()).insert(id, tx);
+    let life = Arc::new(Life {
+        last_used: Mutex::new(Instant::now()),
+        busy: AtomicUsize::new(0),
+        attached: AtomicUsize::new(0),
+    });
+    shared.sessions().insert(id, Entry { tx, life, _owner: owner });
     let ready = ready_rx.recv().unwrap_or_else(|_| Err(fail("server_error", "the session failed to start")));
     if ready.is_err() {
         shared.forget(id);

@@ -2,6 +2,7 @@
 //! every op on it. Owned by its thread; transports reach it through
 //! [`Job`]s.
 
+use super::guard::Budget;
 use super::{Config, Failure, Job, Reply, fail, one, required, text_field};
 use crate::ai::{self, Controller};
 use crate::engine::{Limits, QueryError};
@@ -11,10 +12,20 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
 
 /// The computer player a hint asks when the seat to move has none.
 const HINT: &str = "mcts:500";
+
+/// Bytes a request of a session always gets (if the server has them),
+/// even when its database has filled the session's share: enough to play
+/// on.
+const LEAST_ROOM: usize = 16 << 20;
+
+/// Bytes a session holds beyond what its engine and history measure: the
+/// compiled rules, its thread, its channels.
+const OVERHEAD: usize = 4 << 20;
 
 /// A game being played: owned by its thread.
 pub(super) struct Session {
@@ -41,19 +52,37 @@ pub(super) struct Session {
     /// Where the session keeps its game record, and the record.
     record: Option<(PathBuf, Record)>,
     config: Config,
+    /// The server's memory, and the bytes of it the session holds between
+    /// requests (given back when it ends).
+    budget: Arc<Budget>,
+    held: usize,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.budget.give(self.held);
+    }
+}
+
+/// What a `new` request asks for.
+pub(super) struct Opening {
+    pub path: PathBuf,
+    pub options: Vec<(String, String)>,
+    pub seed: u64,
+    pub seats: Vec<(String, Controller)>,
+    /// The session plays its computer seats' moves itself.
+    pub auto: bool,
+    /// Where to keep the game record.
+    pub record: Option<PathBuf>,
 }
 
 impl Session {
-    pub(super) fn open(
-        path: &Path,
-        options: &[(String, String)],
-        seed: u64,
-        seats: Vec<(String, Controller)>,
-        auto: bool,
-        record: Option<PathBuf>,
-        config: Config,
-    ) -> Result<Session, Failure> {
-        let (mut game, _) = Game::load(path)?;
+    /// Loads the game and sets it up; `held` is the memory the session
+    /// took from `budget` to load it (measured again once it has).
+    pub(super) fn open(o: Opening, config: Config, budget: Arc<Budget>, held: usize) -> Result<Session, Failure> {
+        let Opening { path, options, seed, seats, auto, record } = o;
+        let options = &options[..];
+        let (mut game, _) = Game::load(&path)?;
         let limits = Limits { max_memory: config.session_memory, ..game.engine().limits().clone() };
         game.engine().set_limits(limits);
         let opts = game.options_term(options)?;
@@ -72,7 +101,7 @@ impl Session {
         // From the operating system's generator, never from the game's seed.
         let mut os = rand::thread_rng();
         let tokens = players.iter().map(|p| (p.clone(), format!("{:032x}", os.r#gen::<u128>()))).collect();
-        Ok(Session {
+        let mut s = Session {
             tokens,
             record,
             game,
@@ -87,7 +116,52 @@ impl Session {
             followers: Vec::new(),
             hidden: Vec::new(),
             config,
-        })
+            budget,
+            held,
+        };
+        s.remeasure(held);
+        Ok(s)
+    }
+
+    /// Bytes the session holds between requests: its engine's, its
+    /// history's, and the rest about.
+    fn measure(&mut self) -> usize {
+        let history: usize =
+            self.before.iter().map(|s| s.0.cells.len() * size_of::<crate::engine::Cell>()).sum::<usize>()
+                + self.moves.iter().map(|m| m.len() + size_of::<String>()).sum::<usize>();
+        self.game.engine().footprint() + history + OVERHEAD
+    }
+
+    /// After a request that held `taken` bytes of the budget: gives back
+    /// the room a big query's stacks grew to and holds what the session
+    /// measures now.
+    fn remeasure(&mut self, taken: usize) {
+        self.game.engine().trim();
+        self.held = self.measure();
+        self.budget.swap(taken, self.held);
+    }
+
+    /// Room for one request in the server's memory: the session's share
+    /// (less what it holds already), at least [`LEAST_ROOM`]; the engine's
+    /// data may take half of it (a growing stack doubles its buffer). The
+    /// room, or a `limit` error when the server is short of memory now.
+    fn room(&mut self, time: Duration) -> Result<usize, Failure> {
+        let want = self.config.session_memory.saturating_sub(self.held).max(LEAST_ROOM);
+        let Some(room) = self.budget.take(want, LEAST_ROOM) else {
+            return Err(fail(
+                "limit",
+                format!(
+                    "the server is short of memory now ({} MB in use of {} MB); try again in a moment",
+                    self.budget.in_use() >> 20,
+                    self.budget.total >> 20
+                ),
+            )
+            .retry_after(5));
+        };
+        let engine = self.game.engine();
+        let max_memory = engine.memory_used() + room / 2;
+        engine.set_limits(Limits { max_steps: None, timeout: Some(time), max_memory });
+        Ok(room)
     }
 
     pub(super) fn summary(&mut self, id: u64) -> Map<String, Value> {
@@ -116,7 +190,7 @@ impl Session {
 
     /// Answers jobs until `close`, the channel's end, or idleness.
     pub(super) fn serve(&mut self, rx: mpsc::Receiver<Job>) {
-        self.computer_turns();
+        self.computer_turns_within_memory();
         loop {
             let job = match rx.recv_timeout(self.config.idle) {
                 Ok(j) => j,
@@ -131,7 +205,7 @@ impl Session {
             };
             let op = req.get("op").and_then(Value::as_str).unwrap_or("").to_string();
             let ply = self.moves.len();
-            let reply = self.handle(&req);
+            let reply = self.within_memory(|s| s.handle(&req));
             let closed = op == "close" && reply.is_ok();
             let _ = reply_tx.send(reply);
             if closed {
@@ -140,9 +214,22 @@ impl Session {
             if self.moves.len() != ply || op == "undo" {
                 self.save_record();
                 self.tell_move();
-                self.computer_turns();
+                self.computer_turns_within_memory();
             }
         }
+    }
+
+    /// Runs `f` (a request, or the computer seats' turns) within the
+    /// room the server can give it; the session's holding is measured
+    /// again after it.
+    fn within_memory(&mut self, f: impl FnOnce(&mut Session) -> Reply) -> Reply {
+        // A computer move takes its time; anything else in the rules is
+        // stopped well after.
+        let time = Duration::from_secs_f64(self.config.max_think * 2.0 + 10.0);
+        let room = self.room(time)?;
+        let reply = f(self);
+        self.remeasure(self.held + room);
+        reply
     }
 
     /// Replaces the session's record with the moves so far (a failure is
@@ -173,6 +260,19 @@ impl Session {
         match still_hidden(&self.hidden, i) {
             Some(mover) if mover != viewer => format!("({mover} has chosen)"),
             _ => self.moves[i].clone(),
+        }
+    }
+
+    fn computer_turns_within_memory(&mut self) {
+        if !self.auto {
+            return;
+        }
+        let turns = self.within_memory(|s| {
+            s.computer_turns();
+            Ok(Map::new())
+        });
+        if let Err(f) = turns {
+            self.tell(json!({"event": "error", "code": f.code, "message": f.message}));
         }
     }
 
@@ -247,7 +347,12 @@ impl Session {
                 self.some_seat(req, "undo")?;
                 self.undo()
             }
-            "query" => self.query(required(req, "goal", "query")?),
+            "query" => {
+                let goal = required(req, "goal", "query")?;
+                // Only the session's players may change its database.
+                let writes = self.players.iter().any(|p| self.shows_token(req, p).unwrap_or(false));
+                self.query(goal, writes)
+            }
             "close" => {
                 self.some_seat(req, "close")?;
                 Ok(one("closed", json!(true)))
@@ -452,6 +557,9 @@ impl Session {
         if c.is_human() {
             return Err(fail("bad_controller", "`human` is not a computer player"));
         }
+        // However big a search is asked for, it stops at the server's time.
+        let max = self.config.max_think;
+        let c = Controller { think: Some(c.think.map_or(max, |t| t.min(max))), ..c };
         let legal = self.game.legal_moves(&self.state)?;
         let choice = ai::choose(&mut self.game, &self.players, &self.state, &c, self.rng.r#gen(), 1)?;
         let k = ai::position_of(&mut self.game, &legal, &choice)?;
@@ -477,8 +585,8 @@ impl Session {
     }
 
     /// A goal against the game's rules, within the server's step and time
-    /// limits.
-    fn query(&mut self, goal: &str) -> Reply {
+    /// limits; read-only unless `writes` (a seat's token was shown).
+    fn query(&mut self, goal: &str, writes: bool) -> Reply {
         let engine = self.game.engine();
         let saved = engine.limits().clone();
         engine.set_limits(Limits {
@@ -486,9 +594,18 @@ impl Session {
             timeout: Some(self.config.query_time),
             ..saved.clone()
         });
+        engine.set_read_only(!writes);
         let result = run_query(engine, goal, self.config.max_answers, self.config.max_reply);
-        self.game.engine().set_limits(saved);
-        result
+        let engine = self.game.engine();
+        engine.set_read_only(false);
+        engine.set_limits(saved);
+        match result {
+            Err(f) if !writes && f.message.contains("No permission to call sandboxed") => Err(fail(
+                "forbidden",
+                format!("{}: a query without the `token` of a seat of the session may only read", f.message),
+            )),
+            r => r,
+        }
     }
 }
 

@@ -1,38 +1,18 @@
 //! The TCP transport: one JSON request per line, one JSON reply per line.
 
-use super::{Counted, POLL, Shared, answer, error_reply, fail, parse_request};
+use super::{Attached, Client, Counted, Failure, POLL, Sender, Shared, answer, error_reply, fail, parse_request};
 use serde_json::Value;
 use std::io::{self, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-/// Accepts connections until stopped, a thread each; then waits for them.
-pub(super) fn run(listener: &TcpListener, shared: &Arc<Shared>) -> io::Result<()> {
-    let mut threads = Vec::new();
-    while !shared.stop.load(Ordering::SeqCst) {
-        match listener.accept() {
-            Ok((stream, _)) => {
-                let shared = shared.clone();
-                threads.retain(|h: &std::thread::JoinHandle<()>| !h.is_finished());
-                let spawned = std::thread::Builder::new()
-                    .name("tabula-connection".into())
-                    .stack_size(16 << 20)
-                    .spawn(move || connection(shared, stream));
-                if let Ok(h) = spawned {
-                    threads.push(h);
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(POLL),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    for h in threads {
-        let _ = h.join();
-    }
-    Ok(())
+/// What a connection the server cannot take gets before it is closed.
+pub(super) fn refusal(f: &Failure) -> Vec<u8> {
+    let mut text = error_reply(None, f).to_string();
+    text.push('\n');
+    text.into_bytes()
 }
 
 fn write_line(stream: &mut TcpStream, v: &Value) -> io::Result<()> {
@@ -42,19 +22,19 @@ fn write_line(stream: &mut TcpStream, v: &Value) -> io::Result<()> {
 }
 
 /// Serves one connection: reads lines (at most `max_line` bytes each),
-/// answers each with one line.
-fn connection(shared: Arc<Shared>, mut stream: TcpStream) {
+/// answers each with one line. The first line, and any line once begun,
+/// must arrive within the handshake time; between lines the connection
+/// may be idle for the idle time.
+pub(super) fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr, _counted: Counted) {
     let _ = stream.set_nodelay(true);
-    let _counted = match Counted::new(&shared) {
-        Ok(c) => c,
-        Err(f) => {
-            let _ = write_line(&mut stream, &error_reply(None, &f));
-            return;
-        }
-    };
     if stream.set_read_timeout(Some(POLL)).is_err() {
         return;
     }
+    let client = Client::of(peer.ip());
+    let mut attached = Attached::default();
+    // When the line being read began (or the connection opened, before
+    // its first line).
+    let mut begun: Option<Instant> = Some(Instant::now());
     let max_line = shared.config.max_line;
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = [0u8; 8192];
@@ -69,6 +49,12 @@ fn connection(shared: Arc<Shared>, mut stream: TcpStream) {
             Ok(0) => return,
             Ok(k) => k,
             Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                if begun.is_some_and(|t| t.elapsed() >= shared.config.handshake) {
+                    let secs = shared.config.handshake.as_secs_f64();
+                    let f = fail("timeout", format!("a request must arrive whole within {secs} s of its start"));
+                    let _ = write_line(&mut stream, &error_reply(None, &f));
+                    return;
+                }
                 if last.elapsed() >= shared.config.idle {
                     let f = fail("idle", "closed after being idle");
                     let _ = write_line(&mut stream, &error_reply(None, &f));
@@ -80,6 +66,7 @@ fn connection(shared: Arc<Shared>, mut stream: TcpStream) {
             Err(_) => return,
         };
         last = Instant::now();
+        begun = begun.or(Some(last));
         let mut data = &chunk[..got];
         while !data.is_empty() {
             let newline = data.iter().position(|&b| b == b'\n');
@@ -100,15 +87,14 @@ fn connection(shared: Arc<Shared>, mut stream: TcpStream) {
                 }
             }
             if newline.is_some() {
+                begun = (!data.is_empty()).then(Instant::now);
                 if !skipping {
                     let line = std::mem::take(&mut buf);
                     if line.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
-                    let reply = match parse_request(&line) {
-                        Ok(req) => answer(&shared, req).unwrap_or_else(|(v, _)| v),
-                        Err(f) => error_reply(None, &f),
-                    };
+                    let from = Sender { client, attached: Some(&mut attached) };
+                    let (reply, _) = answer(&shared, parse_request(&line), from);
                     if write_line(&mut stream, &reply).is_err() {
                         return;
                     }

@@ -56,6 +56,16 @@ fn running(server: Server, addr: SocketAddr) -> Running {
     Running { addr, stop, thread: Some(thread) }
 }
 
+/// A connection to `addr` from loopback address 127.0.0.`n` (the server
+/// takes each address for a client of its own).
+pub fn connect_from(n: u8, addr: SocketAddr) -> TcpStream {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    let from = SocketAddr::from(([127, 0, 0, n], 0));
+    socket.bind(&from.into()).unwrap();
+    socket.connect(&addr.into()).unwrap();
+    socket.into()
+}
+
 /// One HTTP/1.1 exchange on a fresh connection: the status and the body
 /// (read to its `Content-Length`, its last chunk, or the connection's end).
 pub fn http(addr: SocketAddr, method: &str, path: &str, body: &[u8]) -> (u16, String) {
@@ -65,7 +75,17 @@ pub fn http(addr: SocketAddr, method: &str, path: &str, body: &[u8]) -> (u16, St
 /// `http`, or what came back when it was not an HTTP reply (a connection
 /// closed at once, say).
 pub fn try_http(addr: SocketAddr, method: &str, path: &str, body: &[u8]) -> Result<(u16, String), String> {
-    let mut s = TcpStream::connect(addr).unwrap();
+    exchange(TcpStream::connect(addr).unwrap(), addr, method, path, body)
+}
+
+/// One HTTP/1.1 exchange on connection `s`.
+pub fn exchange(
+    mut s: TcpStream,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: &[u8],
+) -> Result<(u16, String), String> {
     s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
     let head = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
@@ -129,6 +149,20 @@ pub fn api(addr: SocketAddr, req: Value) -> (u16, Value) {
 
 pub fn ok(addr: SocketAddr, req: Value) -> Value {
     let (status, v) = api(addr, req.clone());
+    assert_eq!((status, &v["ok"]), (200, &json!(true)), "{req} -> {v}");
+    v
+}
+
+/// `api` from loopback address 127.0.0.`n`: a client of its own.
+pub fn api_from(n: u8, addr: SocketAddr, req: Value) -> (u16, Value) {
+    let (status, body) = exchange(connect_from(n, addr), addr, "POST", "/api", req.to_string().as_bytes())
+        .unwrap_or_else(|text| panic!("no HTTP reply: {text:?}"));
+    (status, serde_json::from_str(&body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}")))
+}
+
+/// `ok` from loopback address 127.0.0.`n`.
+pub fn ok_from(n: u8, addr: SocketAddr, req: Value) -> Value {
+    let (status, v) = api_from(n, addr, req.clone());
     assert_eq!((status, &v["ok"]), (200, &json!(true)), "{req} -> {v}");
     v
 }
