@@ -244,8 +244,13 @@ impl Budget {
     /// Takes up to `want` bytes, at least `least`: how many were taken,
     /// or `None` when not even `least` are free.
     pub fn take(&self, want: usize, least: usize) -> Option<usize> {
+        self.take_leaving(want, least, 0)
+    }
+
+    /// [`Budget::take`], but only if `leave` bytes stay free after.
+    pub fn take_leaving(&self, want: usize, least: usize, leave: usize) -> Option<usize> {
         let mut used = self.used();
-        let free = self.total.saturating_sub(*used);
+        let free = self.total.saturating_sub(*used).saturating_sub(leave);
         if free < least {
             return None;
         }

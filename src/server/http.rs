@@ -146,7 +146,7 @@ fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr, _cou
             Err(NoRequest::Gone) => return,
             Err(NoRequest::Bad(f)) => {
                 let _ = stream.write_all(&Response::error(&f).bytes(false, false));
-                return;
+                return close_gently(stream);
             }
         };
         wait = NEXT_REQUEST.min(shared.config.idle);
@@ -181,6 +181,23 @@ fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr, _cou
         let keep = req.keep_alive && !shared.stop.load(Ordering::SeqCst);
         if stream.write_all(&response.bytes(keep, head_only)).is_err() || !keep {
             return;
+        }
+    }
+}
+
+/// Closes a connection whose client may still be sending: first the
+/// server's side, then what still comes is read and dropped for a moment,
+/// so that the client reads the error before the connection is reset.
+fn close_gently(mut stream: TcpStream) {
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let until = Instant::now() + Duration::from_millis(200);
+    let mut sink = [0u8; 4096];
+    while Instant::now() < until {
+        match stream.read(&mut sink) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(_) => return,
         }
     }
 }

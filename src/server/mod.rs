@@ -238,10 +238,12 @@ impl Shared {
     }
 
     /// `bytes` of the memory budget for a new session, closing idle
-    /// sessions to free them if need be.
+    /// sessions to free them if need be. Room for one session's request
+    /// stays free, so that the games in play can go on.
     fn memory_for_session(&self, bytes: usize) -> Result<usize, Failure> {
+        let leave = self.config.session_memory;
         loop {
-            if let Some(n) = self.memory.take(bytes, bytes) {
+            if let Some(n) = self.memory.take_leaving(bytes, bytes, leave) {
                 return Ok(n);
             }
             if !self.evict_one() {
@@ -256,7 +258,7 @@ impl Shared {
             }
             // The session's thread gives its memory back as it ends.
             let t = Instant::now();
-            while self.memory.take(bytes, bytes).map(|n| self.memory.give(n)).is_none()
+            while self.memory.take_leaving(bytes, bytes, leave).map(|n| self.memory.give(n)).is_none()
                 && t.elapsed() < Duration::from_secs(2)
             {
                 std::thread::sleep(Duration::from_millis(5));

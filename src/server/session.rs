@@ -589,10 +589,12 @@ impl Session {
     fn query(&mut self, goal: &str, writes: bool) -> Reply {
         let engine = self.game.engine();
         let saved = engine.limits().clone();
+        // What a query leaves behind (its database) never takes the
+        // session past its share.
         engine.set_limits(Limits {
             max_steps: Some(self.config.query_steps),
             timeout: Some(self.config.query_time),
-            ..saved.clone()
+            max_memory: saved.max_memory.min(self.config.session_memory),
         });
         engine.set_read_only(!writes);
         let result = run_query(engine, goal, self.config.max_answers, self.config.max_reply);
