@@ -133,6 +133,11 @@ pub struct Clients {
     uses: Mutex<HashMap<IpAddr, Use>>,
 }
 
+/// Past this many clients known, those that hold nothing and whose bucket
+/// is full again are forgotten (clients that only sent requests are not
+/// forgotten one by one).
+const SWEEP_AT: usize = 4096;
+
 /// One count a client holds, given back when dropped.
 pub struct Hold {
     clients: Arc<Clients>,
@@ -191,12 +196,17 @@ impl Clients {
                 *n = n.saturating_sub(1);
                 // A client that holds nothing and whose bucket is full again
                 // is forgotten.
-                let full = u.filled.is_none_or(|t| t.elapsed().as_secs_f64() * self.limits.rate >= self.limits.burst);
-                if u.idle() && full {
+                if u.idle() && self.refilled(u) {
                     uses.remove(&ip);
                 }
             }
         }
+    }
+
+    /// Whether a client's bucket would be full by now (so forgetting it
+    /// changes nothing).
+    fn refilled(&self, u: &Use) -> bool {
+        u.filled.is_none_or(|t| u.tokens + t.elapsed().as_secs_f64() * self.limits.rate >= self.limits.burst)
     }
 
     /// Counts a request against `client`'s rate: an error saying when to
@@ -205,6 +215,9 @@ impl Clients {
         let Client::Addr(ip) = client else { return Ok(()) };
         let ClientLimits { rate, burst, .. } = self.limits;
         let mut uses = self.uses();
+        if uses.len() >= SWEEP_AT && !uses.contains_key(&ip) {
+            uses.retain(|_, u| !(u.idle() && self.refilled(u)));
+        }
         let u = uses.entry(ip).or_default();
         let now = Instant::now();
         u.tokens = match u.filled {
@@ -292,4 +305,59 @@ pub fn default_budget() -> usize {
         .map_or(FALLBACK * 2, |kb| kb * 1024);
     let cgroup = std::fs::read_to_string("/sys/fs/cgroup/memory.max").ok().and_then(|t| t.trim().parse::<usize>().ok());
     total.min(cgroup.unwrap_or(usize::MAX)) / 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> ClientLimits {
+        ClientLimits { connections: 2, sessions: 1, streams: 1, thinking: 1, rate: 1.0, burst: 3.0 }
+    }
+
+    #[test]
+    fn holds_stop_at_the_limit_and_come_back_when_dropped() {
+        let clients = Arc::new(Clients::new(limits()));
+        let a = Client::of("10.0.0.1".parse().unwrap());
+        let b = Client::of("10.0.0.2".parse().unwrap());
+        let first = clients.hold(a, Held::Connection).unwrap();
+        let _second = clients.hold(a, Held::Connection).unwrap();
+        let refused = clients.hold(a, Held::Connection).err().unwrap();
+        assert_eq!((refused.code, refused.retry), ("client_limit", Some(5)));
+        assert!(refused.message.contains("10.0.0.1 has 2 open connections"), "{}", refused.message);
+        // Another client never notices; the process itself has no limit.
+        assert!(clients.hold(b, Held::Connection).is_ok());
+        let _many: Vec<Hold> = (0..10).map(|_| clients.hold(Client::Local, Held::Session).unwrap()).collect();
+        drop(first);
+        assert!(clients.hold(a, Held::Connection).is_ok());
+    }
+
+    #[test]
+    fn the_request_bucket_allows_bursts_then_the_rate() {
+        let clients = Clients::new(limits());
+        let a = Client::of("2001:db8::1".parse().unwrap());
+        // The same /64 is the same client.
+        let same = Client::of("2001:db8::ffff:2".parse().unwrap());
+        assert_eq!(a, same);
+        for _ in 0..3 {
+            clients.request(a).unwrap();
+        }
+        let slow_down = clients.request(same).err().unwrap();
+        assert_eq!((slow_down.code, slow_down.retry), ("client_limit", Some(1)));
+        assert!(clients.request(Client::of("2001:db9::1".parse().unwrap())).is_ok());
+        assert!(clients.request(Client::Local).is_ok());
+    }
+
+    #[test]
+    fn the_budget_takes_what_is_free_and_leaves_room_when_asked() {
+        let b = Budget::new(100);
+        assert_eq!(b.take(60, 10), Some(60));
+        assert_eq!(b.take(60, 10), Some(40));
+        assert_eq!(b.take(1, 1), None);
+        b.give(40);
+        assert_eq!(b.take_leaving(30, 30, 20), None);
+        assert_eq!(b.take_leaving(20, 20, 20), Some(20));
+        b.swap(60, 10);
+        assert_eq!(b.in_use(), 30);
+    }
 }

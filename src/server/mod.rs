@@ -19,7 +19,9 @@ mod http;
 mod session;
 mod tcp;
 
-pub use guard::{Client, ClientLimits};
+pub use guard::ClientLimits;
+
+use guard::Client;
 
 use crate::ai::Controller;
 use crate::game::{GameError, find_game};
