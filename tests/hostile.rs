@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::web::{connect_from, exchange};
+use common::web::{LineClient as Client, connect_from, exchange};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
@@ -65,36 +65,6 @@ fn serve(records: &Path, budget_mb: u64, session_mb: u64, extra: &[&str]) -> Ser
     Serve { child, tcp, http }
 }
 
-/// A JSON-lines client from 127.0.0.`n`.
-struct Client {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
-}
-
-impl Client {
-    fn from(n: u8, addr: SocketAddr) -> Client {
-        let s = connect_from(n, addr);
-        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-        Client { reader: BufReader::new(s.try_clone().unwrap()), writer: s }
-    }
-
-    fn send_raw(&mut self, bytes: &[u8]) -> Value {
-        self.writer.write_all(bytes).unwrap();
-        self.writer.write_all(b"\n").unwrap();
-        self.read()
-    }
-
-    fn read(&mut self) -> Value {
-        let mut line = String::new();
-        self.reader.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"))
-    }
-
-    fn send(&mut self, req: Value) -> Value {
-        self.send_raw(req.to_string().as_bytes())
-    }
-}
-
 /// An HTTP request from 127.0.0.`n` on a fresh connection.
 fn post_from(n: u8, addr: SocketAddr, req: Value) -> (u16, Value) {
     let (status, body) = exchange(connect_from(n, addr), addr, "POST", "/api", req.to_string().as_bytes())
@@ -143,10 +113,11 @@ impl Watch {
 
 /// The honest client (127.0.0.2): a whole game of Breakthrough over TCP,
 /// a random move every 150 ms while `slow` is set (the attacks go on),
-/// then as fast as the server answers; each reply checked. The session
+/// then every 50 ms (two requests a move: under the 50 a second a client
+/// may send); each reply checked. The session
 /// number, the moves played, and how many while `slow` was set.
 fn honest_game(addr: SocketAddr, seed: u64, slow: Arc<AtomicBool>) -> (u64, Vec<String>, usize) {
-    let mut c = Client::from(2, addr);
+    let mut c = Client::connect_from(2, addr);
     let r = c.send(json!({"op": "new", "game": "breakthrough", "seed": seed}));
     assert_eq!(r["ok"], true, "honest new: {r}");
     let session = r["session"].as_u64().unwrap();
@@ -169,6 +140,8 @@ fn honest_game(addr: SocketAddr, seed: u64, slow: Arc<AtomicBool>) -> (u64, Vec<
         if slow.load(Ordering::SeqCst) {
             during += 1;
             std::thread::sleep(Duration::from_millis(150));
+        } else {
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 }
@@ -216,7 +189,7 @@ fn attacks_while_an_honest_client_plays() {
     let mut report = Vec::new();
 
     // 1. Session flood from one client: its share, then 429s.
-    let mut flood = Client::from(3, tcp);
+    let mut flood = Client::connect_from(3, tcp);
     let mut opened = 0;
     let mut refused = None;
     for _ in 0..100 {
@@ -310,7 +283,7 @@ fn attacks_while_an_honest_client_plays() {
     ));
 
     // 5. Event-stream flood on one session.
-    let mut own = Client::from(6, tcp);
+    let mut own = Client::connect_from(6, tcp);
     let mine = own.send(json!({"op": "new", "game": "breakthrough", "options": {"rows": 6, "cols": 6}}));
     let id = mine["session"].as_u64().unwrap();
     let mut streams = Vec::new();
@@ -373,7 +346,7 @@ fn attacks_while_an_honest_client_plays() {
     let burst: Vec<_> = (0..6)
         .map(|_| {
             std::thread::spawn(move || {
-                let mut c = Client::from(8, tcp);
+                let mut c = Client::connect_from(8, tcp);
                 let g = c.send(json!({"op": "new", "game": "breakthrough"}));
                 let t = Instant::now();
                 let r = c.send(
@@ -399,7 +372,7 @@ fn attacks_while_an_honest_client_plays() {
     report.push(format!("ai burst: {thought} of 6 thought about (1 s each at most), the rest told to wait"));
 
     // 8. Malformed bytes: deep nesting, invalid UTF-8.
-    let mut bad = Client::from(9, tcp);
+    let mut bad = Client::connect_from(9, tcp);
     let deep = format!("{}{}", "[".repeat(30_000), "]".repeat(30_000));
     let r = bad.send_raw(deep.as_bytes());
     assert_eq!(error_code(&r), "bad_json", "{r}");
@@ -435,7 +408,7 @@ fn memory_budget_holds_under_many_growing_sessions() {
     let flag = attacking.clone();
     let honest = std::thread::spawn(move || honest_game(tcp, 11, flag));
     let grow = "numlist(1, 50000, L), assertz(big(L)), fail ; true";
-    let mut grower = Client::from(3, tcp);
+    let mut grower = Client::connect_from(3, tcp);
     let mut sessions = 0;
     let mut limits = 0;
     let mut refused = None;

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::web::start_tcp as start;
+use common::web::{LineClient as Client, start_tcp as start};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
@@ -18,44 +18,6 @@ use tabula::server::Config;
 
 fn config() -> Config {
     Config { games_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("games"), ..Config::default() }
-}
-
-struct Client {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
-}
-
-impl Client {
-    fn connect(addr: SocketAddr) -> Client {
-        Client::of(TcpStream::connect(addr).unwrap())
-    }
-
-    /// A client connecting from loopback address 127.0.0.`n`: to the
-    /// server, a client of its own.
-    fn connect_from(n: u8, addr: SocketAddr) -> Client {
-        Client::of(common::web::connect_from(n, addr))
-    }
-
-    fn of(s: TcpStream) -> Client {
-        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-        s.set_nodelay(true).unwrap();
-        Client { reader: BufReader::new(s.try_clone().unwrap()), writer: s }
-    }
-
-    fn send_raw(&mut self, line: &str) -> Value {
-        self.writer.write_all(format!("{line}\n").as_bytes()).unwrap();
-        self.read()
-    }
-
-    fn read(&mut self) -> Value {
-        let mut reply = String::new();
-        self.reader.read_line(&mut reply).unwrap();
-        serde_json::from_str(&reply).unwrap_or_else(|e| panic!("reply is not JSON ({e}): {reply:?}"))
-    }
-
-    fn send(&mut self, req: Value) -> Value {
-        self.send_raw(&req.to_string())
-    }
 }
 
 /// Sends each request and writes the exchange down (timings and the

@@ -56,6 +56,47 @@ fn running(server: Server, addr: SocketAddr) -> Running {
     Running { addr, stop, thread: Some(thread) }
 }
 
+/// A client of the JSON-lines protocol.
+pub struct LineClient {
+    pub reader: std::io::BufReader<TcpStream>,
+    pub writer: TcpStream,
+}
+
+impl LineClient {
+    pub fn connect(addr: SocketAddr) -> LineClient {
+        LineClient::of(TcpStream::connect(addr).unwrap())
+    }
+
+    /// A client connecting from loopback address 127.0.0.`n`: to the
+    /// server, a client of its own.
+    pub fn connect_from(n: u8, addr: SocketAddr) -> LineClient {
+        LineClient::of(connect_from(n, addr))
+    }
+
+    fn of(s: TcpStream) -> LineClient {
+        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+        s.set_nodelay(true).unwrap();
+        LineClient { reader: std::io::BufReader::new(s.try_clone().unwrap()), writer: s }
+    }
+
+    /// Sends `line` (any bytes) and a newline; the reply.
+    pub fn send_raw(&mut self, line: impl AsRef<[u8]>) -> Value {
+        self.writer.write_all(line.as_ref()).unwrap();
+        self.writer.write_all(b"\n").unwrap();
+        self.read()
+    }
+
+    pub fn read(&mut self) -> Value {
+        let mut reply = String::new();
+        std::io::BufRead::read_line(&mut self.reader, &mut reply).unwrap();
+        serde_json::from_str(&reply).unwrap_or_else(|e| panic!("reply is not JSON ({e}): {reply:?}"))
+    }
+
+    pub fn send(&mut self, req: Value) -> Value {
+        self.send_raw(req.to_string())
+    }
+}
+
 /// A connection to `addr` from loopback address 127.0.0.`n` (the server
 /// takes each address for a client of its own).
 pub fn connect_from(n: u8, addr: SocketAddr) -> TcpStream {
