@@ -141,6 +141,19 @@ fn bad_game_arguments_are_clear_errors() {
 }
 
 #[test]
+fn bad_serve_limits_are_clear_errors() {
+    let (_, err, code) = run(&["serve", "--max-memory", "64M", "--session-memory", "256M"], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("--max-memory (64 MB) must hold at least one session"), "{err}");
+    let (_, err, code) = run(&["serve", "--per-client-rate", "0"], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("--per-client-rate takes a positive number"), "{err}");
+    let (_, err, code) = run(&["serve", "--handshake", "0"], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("--handshake takes a positive number of seconds, not 0"), "{err}");
+}
+
+#[test]
 fn bench_results_do_not_depend_on_the_thread_count() {
     let json = |threads: &str| {
         let (out, err, code) = run(

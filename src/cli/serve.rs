@@ -142,6 +142,16 @@ pub fn run(a: ServeArgs) -> Result<i32, CliError> {
         max_reply: a.max_reply,
         records: a.records.clone(),
     };
+    // Room for one session's requests stays free beside the sessions, so
+    // the budget must hold a session and that.
+    let least = config.session_memory + (8 << 20);
+    if config.max_memory < least {
+        return Err(CliError(format!(
+            "--max-memory ({} MB) must hold at least one session: --session-memory ({} MB) and 8 MB more",
+            config.max_memory >> 20,
+            config.session_memory >> 20
+        )));
+    }
     if let Some(d) = &a.records {
         std::fs::create_dir_all(d).map_err(|e| CliError(format!("cannot use {} for records: {e}", d.display())))?;
     }
