@@ -17,6 +17,7 @@ GAMES = [
     ("domin-up", dict(players=3)),
     ("tictactoe", {}),
     ("connect-four", {}),
+    ("othello", dict(size=6)),
     ("rock-paper-scissors", {}),
 ]
 
