@@ -39,7 +39,7 @@ fn controllers_parse_and_refuse_clearly() {
 
 #[test]
 fn every_controller_plays_legal_moves_the_same_way_for_a_seed() {
-    for name in ["breakthrough", "campo-bello", "domin-up"] {
+    for name in ["breakthrough", "campo-bello", "domin-up", "othello"] {
         let mut g = load(name);
         let o = g.options_term(&[]).unwrap();
         let players = g.players(&o).unwrap();
@@ -173,8 +173,8 @@ fn an_interrupted_match_reports_the_games_played() {
     }
 }
 
-/// `minimax:2` and `mcts:200` win at least 90% against `random` (seats
-/// rotated). Slow: `cargo test --release -- --ignored` (`.ci/run`).
+/// `minimax:2` and `mcts:200` (and Othello's own `rules:1`) win at least
+/// 90% against `random` (seats rotated). Slow: `cargo test --release -- --ignored` (`.ci/run`).
 /// Domin-Up is not here: its 7-7 holder wins 98.7% of random games, and
 /// against `random` `minimax:2` scores about 0.6, `mcts:200` 0.69 (see
 /// the closing notes of the AI issue); Hasami Shogi's long games keep
@@ -182,12 +182,16 @@ fn an_interrupted_match_reports_the_games_played() {
 #[test]
 #[ignore]
 fn search_beats_random() {
-    let matches: [(&str, &[&str], &str, &str); 5] = [
+    let matches: [(&str, &[&str], &str, &str); 8] = [
         ("breakthrough", &["-o", "rows=6", "-o", "cols=5"], "minimax:2", "10"),
         ("breakthrough", &["-o", "rows=6", "-o", "cols=5"], "mcts:200", "10"),
         ("campo-bello", &[], "minimax:2", "10"),
         ("campo-bello", &[], "mcts:200", "10"),
         ("hasami-shogi", &["-o", "max_plies=120"], "minimax:2", "6"),
+        ("othello", &["-o", "size=6"], "minimax:2", "10"),
+        ("othello", &["-o", "size=6"], "mcts:200", "10"),
+        // The game's own player: corners first, then the most discs.
+        ("othello", &[], "rules:1", "20"),
     ];
     for (game, opts, spec, games) in matches {
         let mut a = vec!["match", game];
