@@ -39,7 +39,7 @@ fn controllers_parse_and_refuse_clearly() {
 
 #[test]
 fn every_controller_plays_legal_moves_the_same_way_for_a_seed() {
-    for name in ["breakthrough", "campo-bello", "domin-up", "othello"] {
+    for name in ["breakthrough", "campo-bello", "domin-up", "othello", "hex"] {
         let mut g = load(name);
         let o = g.options_term(&[]).unwrap();
         let players = g.players(&o).unwrap();
@@ -182,7 +182,7 @@ fn an_interrupted_match_reports_the_games_played() {
 #[test]
 #[ignore]
 fn search_beats_random() {
-    let matches: [(&str, &[&str], &str, &str); 8] = [
+    let matches: [(&str, &[&str], &str, &str); 10] = [
         ("breakthrough", &["-o", "rows=6", "-o", "cols=5"], "minimax:2", "10"),
         ("breakthrough", &["-o", "rows=6", "-o", "cols=5"], "mcts:200", "10"),
         ("campo-bello", &[], "minimax:2", "10"),
@@ -192,6 +192,9 @@ fn search_beats_random() {
         ("othello", &["-o", "size=6"], "mcts:200", "10"),
         // The game's own player: corners first, then the most discs.
         ("othello", &[], "rules:1", "20"),
+        // Hex's value is the difference of the two shortest ways across.
+        ("hex", &["-o", "size=7"], "greedy", "10"),
+        ("hex", &["-o", "size=7"], "mcts:200", "10"),
     ];
     for (game, opts, spec, games) in matches {
         let mut a = vec!["match", game];

@@ -17,6 +17,7 @@ GAMES = [
     ("tictactoe", {}),
     ("connect-four", {}),
     ("othello", dict(size=6)),
+    ("hex", dict(size=5)),
 ]
 
 
