@@ -182,7 +182,7 @@ fn an_interrupted_match_reports_the_games_played() {
 #[test]
 #[ignore]
 fn search_beats_random() {
-    let matches: [(&str, &[&str], &str, &str); 10] = [
+    let matches: [(&str, &[&str], &str, &str); 11] = [
         ("breakthrough", &["-o", "rows=6", "-o", "cols=5"], "minimax:2", "10"),
         ("breakthrough", &["-o", "rows=6", "-o", "cols=5"], "mcts:200", "10"),
         ("campo-bello", &[], "minimax:2", "10"),
@@ -195,6 +195,7 @@ fn search_beats_random() {
         // Hex's value is the difference of the two shortest ways across.
         ("hex", &["-o", "size=7"], "greedy", "10"),
         ("hex", &["-o", "size=7"], "mcts:200", "10"),
+        ("amazons", &["-o", "size=6"], "mcts:200", "6"),
     ];
     for (game, opts, spec, games) in matches {
         let mut a = vec!["match", game];
