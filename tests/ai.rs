@@ -39,7 +39,7 @@ fn controllers_parse_and_refuse_clearly() {
 
 #[test]
 fn every_controller_plays_legal_moves_the_same_way_for_a_seed() {
-    for name in ["breakthrough", "campo-bello", "domin-up", "othello", "hex"] {
+    for name in ["breakthrough", "campo-bello", "domin-up", "othello", "hex", "amazons", "connect4"] {
         let mut g = load(name);
         let o = g.options_term(&[]).unwrap();
         let players = g.players(&o).unwrap();
@@ -182,7 +182,7 @@ fn an_interrupted_match_reports_the_games_played() {
 #[test]
 #[ignore]
 fn search_beats_random() {
-    let matches: [(&str, &[&str], &str, &str); 11] = [
+    let matches: [(&str, &[&str], &str, &str); 12] = [
         ("breakthrough", &["-o", "rows=6", "-o", "cols=5"], "minimax:2", "10"),
         ("breakthrough", &["-o", "rows=6", "-o", "cols=5"], "mcts:200", "10"),
         ("campo-bello", &[], "minimax:2", "10"),
@@ -196,6 +196,7 @@ fn search_beats_random() {
         ("hex", &["-o", "size=7"], "greedy", "10"),
         ("hex", &["-o", "size=7"], "mcts:200", "10"),
         ("amazons", &["-o", "size=6"], "mcts:200", "6"),
+        ("connect4", &[], "mcts:200", "10"),
     ];
     for (game, opts, spec, games) in matches {
         let mut a = vec!["match", game];

@@ -19,6 +19,7 @@ GAMES = [
     ("connect-four", {}),
     ("othello", dict(size=6)),
     ("hex", dict(size=5)),
+    ("connect4", {}),
     ("rock-paper-scissors", {}),
 ]
 

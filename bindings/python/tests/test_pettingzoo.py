@@ -18,6 +18,7 @@ GAMES = [
     ("connect-four", {}),
     ("othello", dict(size=6)),
     ("hex", dict(size=5)),
+    ("connect4", {}),
 ]
 
 
