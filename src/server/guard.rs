@@ -254,14 +254,10 @@ impl Budget {
         self.used.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Takes up to `want` bytes, at least `least`: how many were taken,
-    /// or `None` when not even `least` are free.
-    pub fn take(&self, want: usize, least: usize) -> Option<usize> {
-        self.take_leaving(want, least, 0)
-    }
-
-    /// [`Budget::take`], but only if `leave` bytes stay free after.
-    pub fn take_leaving(&self, want: usize, least: usize, leave: usize) -> Option<usize> {
+    /// Takes up to `want` bytes, at least `least`, so that `leave` bytes
+    /// stay free: how many were taken, or `None` when there is not room
+    /// for `least`.
+    pub fn take(&self, want: usize, least: usize, leave: usize) -> Option<usize> {
         let mut used = self.used();
         let free = self.total.saturating_sub(*used).saturating_sub(leave);
         if free < least {
@@ -351,12 +347,12 @@ mod tests {
     #[test]
     fn the_budget_takes_what_is_free_and_leaves_room_when_asked() {
         let b = Budget::new(100);
-        assert_eq!(b.take(60, 10), Some(60));
-        assert_eq!(b.take(60, 10), Some(40));
-        assert_eq!(b.take(1, 1), None);
+        assert_eq!(b.take(60, 10, 0), Some(60));
+        assert_eq!(b.take(60, 10, 0), Some(40));
+        assert_eq!(b.take(1, 1, 0), None);
         b.give(40);
-        assert_eq!(b.take_leaving(30, 30, 20), None);
-        assert_eq!(b.take_leaving(20, 20, 20), Some(20));
+        assert_eq!(b.take(30, 30, 20), None);
+        assert_eq!(b.take(20, 20, 20), Some(20));
         b.swap(60, 10);
         assert_eq!(b.in_use(), 30);
     }

@@ -245,7 +245,7 @@ impl Shared {
     fn memory_for_session(&self, bytes: usize) -> Result<usize, Failure> {
         let leave = self.config.session_memory;
         loop {
-            if let Some(n) = self.memory.take_leaving(bytes, bytes, leave) {
+            if let Some(n) = self.memory.take(bytes, bytes, leave) {
                 return Ok(n);
             }
             if !self.evict_one() {
@@ -260,7 +260,7 @@ impl Shared {
             }
             // The session's thread gives its memory back as it ends.
             let t = Instant::now();
-            while self.memory.take_leaving(bytes, bytes, leave).map(|n| self.memory.give(n)).is_none()
+            while self.memory.take(bytes, bytes, leave).map(|n| self.memory.give(n)).is_none()
                 && t.elapsed() < Duration::from_secs(2)
             {
                 std::thread::sleep(Duration::from_millis(5));

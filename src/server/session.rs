@@ -143,11 +143,15 @@ impl Session {
 
     /// Room for one request in the server's memory: the session's share
     /// (less what it holds already), at least [`LEAST_ROOM`]; the engine's
-    /// data may take half of it (a growing stack doubles its buffer). The
-    /// room, or a `limit` error when the server is short of memory now.
-    fn room(&mut self, time: Duration) -> Result<usize, Failure> {
+    /// data may take half of it (a growing stack doubles its buffer). A
+    /// request that may leave data behind (a query: clauses, atoms) only
+    /// gets room while one session's share stays free beside it, so that
+    /// what sessions keep never starves the games in play. The room, or a
+    /// `limit` error when the server is short of memory now.
+    fn room(&mut self, time: Duration, keeps: bool) -> Result<usize, Failure> {
         let want = self.config.session_memory.saturating_sub(self.held).max(LEAST_ROOM);
-        let Some(room) = self.budget.take(want, LEAST_ROOM) else {
+        let leave = if keeps { self.config.session_memory } else { 0 };
+        let Some(room) = self.budget.take(want, LEAST_ROOM, leave) else {
             return Err(fail(
                 "limit",
                 format!(
@@ -205,7 +209,7 @@ impl Session {
             };
             let op = req.get("op").and_then(Value::as_str).unwrap_or("").to_string();
             let ply = self.moves.len();
-            let reply = self.within_memory(|s| s.handle(&req));
+            let reply = self.within_memory(op == "query", |s| s.handle(&req));
             let closed = op == "close" && reply.is_ok();
             let _ = reply_tx.send(reply);
             if closed {
@@ -220,13 +224,13 @@ impl Session {
     }
 
     /// Runs `f` (a request, or the computer seats' turns) within the
-    /// room the server can give it; the session's holding is measured
-    /// again after it.
-    fn within_memory(&mut self, f: impl FnOnce(&mut Session) -> Reply) -> Reply {
+    /// room the server can give it (`keeps`: it may leave data behind);
+    /// the session's holding is measured again after it.
+    fn within_memory(&mut self, keeps: bool, f: impl FnOnce(&mut Session) -> Reply) -> Reply {
         // A computer move takes its time; anything else in the rules is
         // stopped well after.
         let time = Duration::from_secs_f64(self.config.max_think * 2.0 + 10.0);
-        let room = self.room(time)?;
+        let room = self.room(time, keeps)?;
         let reply = f(self);
         self.remeasure(self.held + room);
         reply
@@ -267,7 +271,7 @@ impl Session {
         if !self.auto {
             return;
         }
-        let turns = self.within_memory(|s| {
+        let turns = self.within_memory(false, |s| {
             s.computer_turns();
             Ok(Map::new())
         });
