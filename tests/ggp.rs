@@ -9,22 +9,15 @@ use common::web::http;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Instant;
 use tabula::engine::Arg;
 use tabula::game::{Game, State};
 
 /// A `tabula ggp` process on a free port.
 struct Player {
-    child: Child,
+    _child: common::Process,
     addr: SocketAddr,
-}
-
-impl Drop for Player {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn player(controller: &str, seed: u64) -> Player {
@@ -37,7 +30,7 @@ fn player(controller: &str, seed: u64) -> Player {
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let addr = line.split("http://").nth(1).and_then(|r| r.split_whitespace().next()).unwrap();
-    Player { child, addr: addr.parse().unwrap() }
+    Player { _child: common::Process(child), addr: addr.parse().unwrap() }
 }
 
 fn post(p: &Player, message: &str) -> (u16, String) {

@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::Process;
 use common::web::{LineClient as Client, connect_from, exchange};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -24,18 +25,11 @@ use tabula::game::record::Record;
 const BUDGET_MB: u64 = 512;
 const SESSION_MB: u64 = 48;
 
-/// A `tabula serve` process, killed when dropped.
+/// A `tabula serve` process (killed when dropped) and its addresses.
 struct Serve {
-    child: std::process::Child,
+    child: Process,
     tcp: SocketAddr,
     http: SocketAddr,
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn serve(records: &Path, budget_mb: u64, session_mb: u64, extra: &[&str]) -> Serve {
@@ -62,7 +56,7 @@ fn serve(records: &Path, budget_mb: u64, session_mb: u64, extra: &[&str]) -> Ser
     let http = addr("http://");
     // The rest of its messages are not needed, but must not fill the pipe.
     std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-    Serve { child, tcp, http }
+    Serve { child: Process(child), tcp, http }
 }
 
 /// An HTTP request from 127.0.0.`n` on a fresh connection.

@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::Process;
 use common::web::{LineClient as Client, start_tcp as start};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -359,32 +360,7 @@ fn stopping_closes_connections() {
 
 /// Starts `tabula serve` with `args` on a free port: the process, its
 /// stderr after the line that names the address, and the address.
-/// A `tabula serve` process, killed when dropped: a failing test must not
-/// leave it running (holding the test's output open, so that the run never
-/// ends).
-struct Server(std::process::Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl std::ops::Deref for Server {
-    type Target = std::process::Child;
-    fn deref(&self) -> &std::process::Child {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for Server {
-    fn deref_mut(&mut self) -> &mut std::process::Child {
-        &mut self.0
-    }
-}
-
-fn spawn_serve(args: &[&str]) -> (Server, BufReader<std::process::ChildStderr>, SocketAddr) {
+fn spawn_serve(args: &[&str]) -> (Process, BufReader<std::process::ChildStderr>, SocketAddr) {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tabula"))
         .args(["serve", "--listen", "127.0.0.1:0"])
         .args(args)
@@ -396,7 +372,7 @@ fn spawn_serve(args: &[&str]) -> (Server, BufReader<std::process::ChildStderr>, 
     let mut first = String::new();
     err.read_line(&mut first).unwrap();
     let addr: SocketAddr = first.split_whitespace().find_map(|w| w.parse().ok()).unwrap_or_else(|| panic!("{first}"));
-    (Server(child), err, addr)
+    (Process(child), err, addr)
 }
 
 #[test]

@@ -169,3 +169,28 @@ pub fn diff(ours: &str, theirs: &str) -> String {
     }
     out
 }
+
+/// A child process (a `tabula serve` or `tabula ggp` under test), killed
+/// when dropped: a failing test must not leave it running (holding the
+/// test's output open, so that the run never ends).
+pub struct Process(pub std::process::Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl std::ops::Deref for Process {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Process {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
