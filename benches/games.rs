@@ -134,7 +134,7 @@ fn first_set(table: &str) -> (Vec<(String, String)>, Option<u32>) {
             if deepest.is_some() {
                 break;
             }
-            set = o.split_whitespace().filter_map(|kv| kv.split_once('=')).map(|(k, v)| (k.into(), v.into())).collect();
+            set = tabula::game::record::parse_pairs(o).expect("the perft table's options");
         } else if !line.starts_with('#')
             && let [Some(d), Some(n)] =
                 [0, 1].map(|i| line.split_whitespace().nth(i).and_then(|x| x.parse::<u64>().ok()))

@@ -21,11 +21,7 @@ fn perft_table(path: &Path) -> Vec<PerftSet> {
     let mut sets: Vec<PerftSet> = vec![(Vec::new(), Vec::new())];
     for line in text.lines() {
         if let Some(opts) = line.strip_prefix("# options") {
-            let pairs = opts
-                .split_whitespace()
-                .filter_map(|kv| kv.split_once('='))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
+            let pairs = tabula::game::record::parse_pairs(opts).unwrap();
             sets.push((pairs, Vec::new()));
         } else if !line.starts_with('#') && !line.trim().is_empty() {
             let mut f = line.split_whitespace();
@@ -274,7 +270,7 @@ fn integer_actions_are_stable() {
         };
         let text = |g: &mut Game, i: usize| {
             let m = g.move_of(&space, i).unwrap().unwrap();
-            g.notation(&m).unwrap()
+            g.move_text(&m).unwrap()
         };
         let (first, last) = (text(&mut game, 0), text(&mut game, space.len() - 1));
         assert!(game.move_of(&space, space.len()).unwrap().is_none(), "{}", game.name);

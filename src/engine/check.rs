@@ -181,12 +181,19 @@ pub fn describe_error(m: &mut Machine, ball: Cell) -> String {
         _ => return format!("Unhandled exception: {}", q(m, ball)),
     };
     let mut prefix = String::new();
+    // context(Culprit, Message): the message, when given, says why (as
+    // SWI-Prolog prints it, in brackets after the error).
+    let mut why = String::new();
     if let Cell::Str(p) = context
         && m.store.heap[p] == Cell::Fun(atom::CONTEXT, 2)
     {
         let pi = m.store.deref(m.store.heap[p + 1]);
         if !matches!(pi, Cell::Ref(_)) {
             prefix = format!("{}: ", q(m, pi));
+        }
+        let msg = m.store.deref(m.store.heap[p + 2]);
+        if matches!(msg, Cell::Atom(_) | Cell::Text(_)) {
+            why = format!(" ({})", m.format_term(msg, &WriteOpts::write()));
         }
     }
     let args: Vec<Cell> = match formal {
@@ -226,5 +233,5 @@ pub fn describe_error(m: &mut Machine, ball: Cell) -> String {
         ("format", 1) => format!("Format error: {}", m.format_term(args[0], &WriteOpts::write())),
         _ => format!("Unknown error term: {}", q(m, formal)),
     };
-    format!("{prefix}{body}")
+    format!("{prefix}{body}{why}")
 }

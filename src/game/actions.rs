@@ -114,7 +114,7 @@ impl Game {
             return Err(GameError::Rules(format!("action_space/2 lists a move that is not ground: {t}")));
         }
         ActionSpace::listed(items.into_iter().map(Move).collect()).map_err(|m| {
-            let t = self.notation(&m).unwrap_or_else(|_| self.engine.term_text(&m.0));
+            let t = self.move_text(&m).unwrap_or_else(|_| self.engine.term_text(&m.0));
             GameError::Rules(format!("action_space/2 lists the move {t} twice"))
         })
     }

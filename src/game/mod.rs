@@ -79,6 +79,8 @@ pub enum Allowed {
     Between(i64, i64),
     OneOf(Vec<String>),
     Any,
+    /// Any text, passed to the rules as an atom (a FEN, say).
+    Text,
 }
 
 impl fmt::Display for Allowed {
@@ -87,6 +89,7 @@ impl fmt::Display for Allowed {
             Allowed::Between(l, h) => write!(f, "{l}..{h}"),
             Allowed::OneOf(v) => write!(f, "one of {}", v.join(", ")),
             Allowed::Any => write!(f, "any term"),
+            Allowed::Text => write!(f, "any text"),
         }
     }
 }
@@ -98,6 +101,17 @@ pub struct OptionSpec {
     pub default: String,
     pub allowed: Allowed,
     pub help: String,
+}
+
+impl OptionSpec {
+    /// A value of this option (as a person writes it) as a term's text: a
+    /// text option's value is quoted as an atom, any other is a term.
+    pub fn term_text(&self, value: &str) -> String {
+        match self.allowed {
+            Allowed::Text => crate::engine::write::format_atom(value, true),
+            _ => value.to_string(),
+        }
+    }
 }
 
 /// A position: a ground term.
@@ -182,6 +196,7 @@ const OPTIONAL: &[(&str, u32)] = &[
     ("move_clicks", 3),
     ("choose_move", 3),
     ("action_space", 2),
+    ("notation", 3),
     ("action_count", 2),
     ("action", 3),
     ("observation", 3),
@@ -418,14 +433,19 @@ impl Game {
                     _ => return Err(GameError::Rules(format!("option {name}: oneof/1 needs a list"))),
                 },
                 Value::Atom(a) if a == "any" => Allowed::Any,
+                Value::Atom(a) if a == "text" => match self.engine.value(&s[1]) {
+                    Value::Atom(_) | Value::Str(_) => Allowed::Text,
+                    _ => return Err(GameError::Rules(format!("option {name}: the default of a text must be an atom"))),
+                },
                 _ => {
                     return Err(GameError::Rules(format!(
-                        "option {name}: allowed values must be between(Low, High), oneof(List) or any, not {}",
+                        "option {name}: allowed values must be between(Low, High), oneof(List), any or text, not {}",
                         self.engine.term_text(&s[2])
                     )));
                 }
             };
             let help = self.engine.value(&s[3]).as_text().map(str::to_string).unwrap_or_default();
+            let default = if allowed == Allowed::Text { value_text(&self.engine.value(&s[1])) } else { default };
             out.push(OptionSpec { name, default, allowed, help });
         }
         Ok(out)
@@ -435,7 +455,7 @@ impl Game {
     /// checking `given` (`name=value` pairs) against the game's options.
     pub fn options_term(&mut self, given: &[(String, String)]) -> Result<Tmpl, GameError> {
         let mut values: Vec<(String, String)> =
-            self.options.iter().map(|o| (o.name.clone(), o.default.clone())).collect();
+            self.options.iter().map(|o| (o.name.clone(), o.term_text(&o.default))).collect();
         for (k, v) in given {
             let Some(spec) = self.options.iter().find(|o| &o.name == k).cloned() else {
                 let names: Vec<&str> = self.options.iter().map(|o| o.name.as_str()).collect();
@@ -445,13 +465,17 @@ impl Game {
                     if names.is_empty() { "none".to_string() } else { names.join(", ") }
                 )));
             };
+            if spec.allowed == Allowed::Text {
+                values.iter_mut().find(|(n, _)| n == k).expect("known option").1 = spec.term_text(v);
+                continue;
+            }
             let t =
                 self.engine.parse_term(v).map_err(|_| GameError::Option(format!("option {k}: `{v}` is not a term")))?;
             let val = self.engine.value(&t);
             let ok = match &spec.allowed {
                 Allowed::Between(l, h) => val.as_int().is_some_and(|i| *l <= i && i <= *h),
                 Allowed::OneOf(items) => items.contains(&value_text(&val)),
-                Allowed::Any => true,
+                Allowed::Any | Allowed::Text => true,
             };
             if !ok {
                 return Err(GameError::Option(format!("option {k}: `{v}` is not allowed (allowed: {})", spec.allowed)));
@@ -528,7 +552,7 @@ impl Game {
         let succ = self.successors(s)?;
         let mut out = Vec::with_capacity(succ.len());
         for (mv, next) in succ {
-            let text = self.notation(&mv)?;
+            let text = self.notation(s, &mv)?;
             out.push(LegalMove { mv, text, next });
         }
         Ok(out)
@@ -587,7 +611,7 @@ impl Game {
         match r.into_iter().next() {
             Some(mut sol) => self.ground_state(sol.pop().expect("one output"), "move/3"),
             None => {
-                let text = self.notation(m)?;
+                let text = self.move_text(m)?;
                 let legal = self.legal_moves(s)?.into_iter().map(|l| l.text).collect();
                 Err(GameError::IllegalMove { text, legal })
             }
@@ -664,8 +688,20 @@ impl Game {
             .map_err(|e| GameError::Rules(e.to_string()))
     }
 
-    /// How a move is written.
-    pub fn notation(&mut self, m: &Move) -> Result<String, GameError> {
+    /// How the legal move `m` of `s` is written: `notation/3` when the
+    /// rules define it (chess's algebraic notation needs the position),
+    /// else as `move_text`.
+    pub fn notation(&mut self, s: &State, m: &Move) -> Result<String, GameError> {
+        if !self.has("notation", 3) {
+            return self.move_text(m);
+        }
+        let r = self.call1("notation", &[Arg::In(&s.0), Arg::In(&m.0), Arg::Out], "notation/3")?;
+        Ok(value_text(&self.engine.value(&r[0])))
+    }
+
+    /// How a move is written without its position (the labels of integer
+    /// actions): `notation/2`, else the move term as `writeq` writes it.
+    pub fn move_text(&mut self, m: &Move) -> Result<String, GameError> {
         if !self.has_notation {
             return Ok(self.engine.term_text(&m.0));
         }
@@ -935,7 +971,27 @@ impl Game {
     /// unique prefix of one, or its number in the list (from 1).
     pub fn match_move(&mut self, legal: &[LegalMove], typed: &str) -> Result<usize, GameError> {
         let texts: Vec<&str> = legal.iter().map(|m| m.text.as_str()).collect();
-        match_typed(&texts, typed)
+        let moves: Vec<&Move> = legal.iter().map(|m| &m.mv).collect();
+        self.match_text(&moves, &texts, typed)
+    }
+
+    /// Which of `moves`, written `texts`, a person typed (`match_typed`);
+    /// in a game whose notation needs the position (`notation/3`), the
+    /// move may also be typed as `notation/2` writes it (chess: `e2e4`
+    /// beside `e4`).
+    pub fn match_text(&mut self, moves: &[&Move], texts: &[&str], typed: &str) -> Result<usize, GameError> {
+        match match_typed(texts, typed) {
+            Err(e) if self.has_notation && self.has("notation", 3) => {
+                let t: String = typed.chars().filter(|c| !c.is_whitespace()).collect();
+                for (i, m) in moves.iter().enumerate() {
+                    if self.move_text(m)?.eq_ignore_ascii_case(&t) {
+                        return Ok(i);
+                    }
+                }
+                Err(e)
+            }
+            found => found,
+        }
     }
 
     /// The game's own AI (`choose_move(State, Level, Move)`), if it has one.
@@ -1064,10 +1120,18 @@ impl Game {
 /// (ignoring case and spaces), a unique prefix of one, or its number in
 /// the list (from 1).
 pub fn match_typed(texts: &[&str], typed: &str) -> Result<usize, GameError> {
-    let norm = |s: &str| s.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_lowercase).collect::<String>();
-    let t = norm(typed);
-    let normed: Vec<String> = texts.iter().map(|x| norm(x)).collect();
-    if let Some(i) = normed.iter().position(|x| *x == t) {
+    // Case counts only where it tells moves apart (chess: `bxc3` is a
+    // pawn's capture, `Bxc3` a bishop's): the exact text first.
+    let bare = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    let t = bare(typed);
+    let bared: Vec<String> = texts.iter().map(|x| bare(x)).collect();
+    if let Some(i) = bared.iter().position(|x| *x == t) {
+        return Ok(i);
+    }
+    let lower = |s: &str| s.to_lowercase();
+    let unique = |hits: Vec<usize>| if hits.len() == 1 { Some(hits[0]) } else { None };
+    let lt = lower(&t);
+    if let Some(i) = unique((0..bared.len()).filter(|&i| lower(&bared[i]) == lt).collect()) {
         return Ok(i);
     }
     if let Ok(n) = t.parse::<usize>()
@@ -1076,9 +1140,13 @@ pub fn match_typed(texts: &[&str], typed: &str) -> Result<usize, GameError> {
     {
         return Ok(n - 1);
     }
-    let prefixed: Vec<usize> = (0..normed.len()).filter(|&i| !t.is_empty() && normed[i].starts_with(&t)).collect();
-    if prefixed.len() == 1 {
-        return Ok(prefixed[0]);
+    if !t.is_empty() {
+        let exact = unique((0..bared.len()).filter(|&i| bared[i].starts_with(&t)).collect());
+        if let Some(i) =
+            exact.or_else(|| unique((0..bared.len()).filter(|&i| lower(&bared[i]).starts_with(&lt)).collect()))
+        {
+            return Ok(i);
+        }
     }
     Err(GameError::IllegalMove { text: typed.trim().to_string(), legal: texts.iter().map(|x| x.to_string()).collect() })
 }

@@ -38,12 +38,66 @@ pub struct RecordError {
 }
 
 fn pairs(text: &str, line: usize) -> Result<Vec<(String, String)>, RecordError> {
-    text.split_whitespace()
-        .map(|kv| match kv.split_once('=') {
-            Some((k, v)) if !k.is_empty() && !v.is_empty() => Ok((k.to_string(), v.to_string())),
-            _ => Err(RecordError { line, message: format!("expected name=value, found `{kv}`") }),
-        })
-        .collect()
+    parse_pairs(text).map_err(|message| RecordError { line, message })
+}
+
+/// Reads `name=value` pairs separated by spaces, as records and perft
+/// tables write them: a value with spaces (a FEN) is in double quotes,
+/// with `\"` and `\\` inside.
+pub fn parse_pairs(text: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    let mut rest = text.trim_start();
+    while !rest.is_empty() {
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let Some(eq) = rest[..end].find('=') else {
+            return Err(format!("expected name=value, found `{}`", &rest[..end]));
+        };
+        let key = &rest[..eq];
+        let after = &rest[eq + 1..];
+        let (value, next) = if let Some(quoted) = after.strip_prefix('"') {
+            let mut value = String::new();
+            let mut chars = quoted.char_indices();
+            let mut close = None;
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '"' => {
+                        close = Some(i + 1);
+                        break;
+                    }
+                    '\\' => value.extend(chars.next().map(|(_, c)| c)),
+                    c => value.push(c),
+                }
+            }
+            let Some(close) = close else {
+                return Err(format!("the value of `{key}` has no closing `\"`"));
+            };
+            (value, &quoted[close..])
+        } else {
+            let end = after.find(char::is_whitespace).unwrap_or(after.len());
+            (after[..end].to_string(), &after[end..])
+        };
+        if key.is_empty() || value.is_empty() {
+            return Err(format!("expected name=value, found `{}`", &rest[..rest.len() - next.len()]));
+        }
+        if !next.is_empty() && !next.starts_with(char::is_whitespace) {
+            return Err(format!("expected a space after the value of `{key}`"));
+        }
+        out.push((key.to_string(), value));
+        rest = next.trim_start();
+    }
+    Ok(out)
+}
+
+/// A `name=value` pair as `parse_pairs` reads it back (the value quoted
+/// when it has spaces or quotes).
+pub fn format_pair(key: &str, value: &str) -> String {
+    if value.is_empty() || value.contains(|c: char| c.is_whitespace() || c == '"' || c == '\\') {
+        let escaped: String =
+            value.chars().flat_map(|c| if c == '"' || c == '\\' { vec!['\\', c] } else { vec![c] }).collect();
+        format!("{key}=\"{escaped}\"")
+    } else {
+        format!("{key}={value}")
+    }
 }
 
 impl Record {
@@ -51,7 +105,8 @@ impl Record {
     pub fn to_text(&self) -> String {
         let mut s = String::from("# tabula game record\n");
         let _ = writeln!(s, "game: {}", self.game);
-        let pairs = |v: &[(String, String)]| v.iter().map(|(k, v)| format!(" {k}={v}")).collect::<String>();
+        let pairs =
+            |v: &[(String, String)]| v.iter().map(|(k, v)| format!(" {}", format_pair(k, v))).collect::<String>();
         let _ = writeln!(s, "options:{}", pairs(&self.options));
         let _ = writeln!(s, "seed: {}", self.seed);
         let _ = writeln!(s, "seats:{}", pairs(&self.seats));
@@ -160,6 +215,23 @@ mod tests {
         assert_eq!(back.start, r.start);
         assert_eq!(back.moves.iter().map(|m| m.0.as_str()).collect::<Vec<_>>(), ["a2-a3", "b7-b6"]);
         assert_eq!(back.moves[1].1, 9);
+    }
+
+    #[test]
+    fn values_with_spaces_are_quoted() {
+        let fen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+        let pairs = vec![
+            ("fen".to_string(), fen.to_string()),
+            ("draws".to_string(), "off".to_string()),
+            ("odd".to_string(), r#"a "b" \c"#.to_string()),
+        ];
+        let text = pairs.iter().map(|(k, v)| format_pair(k, v)).collect::<Vec<_>>().join(" ");
+        assert_eq!(text.split(' ').next(), Some(r#"fen="rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"#));
+        assert_eq!(parse_pairs(&text).unwrap(), pairs);
+        assert_eq!(parse_pairs("rows=6  cols=7 ").unwrap(), [("rows".into(), "6".into()), ("cols".into(), "7".into())]);
+        assert!(parse_pairs(r#"fen="open"#).unwrap_err().contains("no closing"));
+        assert!(parse_pairs(r#"a="b"c"#).is_err());
+        assert!(parse_pairs("=3").is_err());
     }
 
     #[test]

@@ -637,6 +637,7 @@ pub(super) fn games(dir: &Path) -> Value {
                     Allowed::Between(l, h) => json!({"between": [l, h]}),
                     Allowed::OneOf(v) => json!({"oneof": v}),
                     Allowed::Any => json!("any"),
+                    Allowed::Text => json!("text"),
                 };
                 json!({"name": o.name, "default": o.default, "allowed": allowed, "help": o.help})
             })

@@ -39,7 +39,7 @@ impl Controller {
         core.with(py, |e| {
             let players = e.players.clone();
             let choice = ai::choose(&mut e.game, &players, s, ctl, seed, threads)?;
-            e.game.notation(&choice.mv)
+            e.game.notation(s, &choice.mv)
         })
         .or_raise()
     }

@@ -80,7 +80,7 @@ impl Engine {
     fn numbered(&mut self) -> Result<Option<Arc<Numbered>>, GameError> {
         let Some(space) = self.game.action_space(&self.options)? else { return Ok(None) };
         let texts = match space.listed_moves() {
-            Some(moves) => Some(moves.iter().map(|m| self.game.notation(m)).collect::<Result<_, _>>()?),
+            Some(moves) => Some(moves.iter().map(|m| self.game.move_text(m)).collect::<Result<_, _>>()?),
             None => None,
         };
         Ok(Some(Arc::new(Numbered { space, texts })))
@@ -183,7 +183,7 @@ impl Core {
         let m = self
             .with(py, |e| -> Result<_, GameError> {
                 match e.game.move_of(&n.space, action)? {
-                    Some(m) => Ok(Some(e.game.notation(&m)?)),
+                    Some(m) => Ok(Some(e.game.move_text(&m)?)),
                     None => Ok(None),
                 }
             })

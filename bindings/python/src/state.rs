@@ -16,6 +16,9 @@ struct Step {
     mover: String,
     mv: Move,
     hidden: bool,
+    /// The position the move was made in (its notation may need it:
+    /// chess's), when known.
+    before: Option<game::State>,
 }
 
 /// What the rules said of a position: its result, whose turn it is and
@@ -83,10 +86,10 @@ impl State {
     fn texts(&mut self, py: Python<'_>) -> PyResult<&Vec<String>> {
         if self.known.texts.is_none() {
             self.status(py)?;
-            let moves = self.known.moves.as_ref().expect("examined");
+            let (s, moves) = (&self.state, self.known.moves.as_ref().expect("examined"));
             let texts = self
                 .core
-                .with(py, |e| moves.iter().map(|m| e.game.notation(m)).collect::<Result<Vec<_>, _>>())
+                .with(py, |e| moves.iter().map(|m| e.game.notation(s, m)).collect::<Result<Vec<_>, _>>())
                 .or_raise()?;
             self.known.texts = Some(texts);
         }
@@ -107,7 +110,7 @@ impl State {
                         let mut ids = Vec::with_capacity(cs.len());
                         for c in cs {
                             let Some(&i) = targets.index.get(&c) else {
-                                let t = e.game.notation(m)?;
+                                let t = e.game.notation(s, m)?;
                                 return Err(GameError::Rules(format!(
                                     "move_clicks/3 of {t}: {c} is not a site of the start position's board, \
                                      so it has no click action"
@@ -180,7 +183,8 @@ impl State {
             let actions = match actions {
                 Ok(a) => a,
                 Err(m) => {
-                    let t = self.core.with(py, |e| e.game.notation(&m)).or_raise()?;
+                    let s = &self.state;
+                    let t = self.core.with(py, |e| e.game.notation(s, &m)).or_raise()?;
                     return Err(to_py(GameError::Rules(format!(
                         "the legal move {t} has no integer action (`tabula check` finds such moves)"
                     ))));
@@ -233,11 +237,37 @@ impl State {
                 Ok((next, hidden, known))
             })
             .or_raise()?;
-        self.history.push(Step { mover, mv, hidden });
-        self.state = next;
+        let before = std::mem::replace(&mut self.state, next);
+        self.history.push(Step { mover, mv, hidden, before: Some(before) });
         self.known = known;
         self.clicked.clear();
         Ok(())
+    }
+
+    /// Which legal move a person typed (`Game::match_text`).
+    fn find_typed(&mut self, py: Python<'_>, typed: &str) -> PyResult<usize> {
+        self.texts(py)?;
+        let texts = self.known.texts.as_ref().expect("just listed");
+        let moves = self.known.moves.as_ref().expect("listed with the texts");
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let moves: Vec<&Move> = moves.iter().collect();
+        self.core.with(py, |e| e.game.match_text(&moves, &refs, typed)).or_raise()
+    }
+
+    /// The moves made, in notation (each in the position it was made in).
+    fn history_texts(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let steps = &self.history;
+        self.core
+            .with(py, |e| {
+                steps
+                    .iter()
+                    .map(|h| match &h.before {
+                        Some(s) => e.game.notation(s, &h.mv),
+                        None => e.game.move_text(&h.mv),
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .or_raise()
     }
 
     fn illegal(&mut self, py: Python<'_>, what: String) -> PyErr {
@@ -250,11 +280,7 @@ impl State {
     /// `?`.
     fn seen_moves(&self, py: Python<'_>, viewer: &str) -> PyResult<Vec<(String, String)>> {
         let hidden: Vec<Option<String>> = self.history.iter().map(|s| s.hidden.then(|| s.mover.clone())).collect();
-        let moves: Vec<Move> = self.history.iter().map(|s| s.mv.clone()).collect();
-        let texts = self
-            .core
-            .with(py, |e| moves.iter().map(|m| e.game.notation(m)).collect::<Result<Vec<_>, _>>())
-            .or_raise()?;
+        let texts = self.history_texts(py)?;
         Ok(self
             .history
             .iter()
@@ -288,7 +314,7 @@ pub fn _state_again(
     py: Python<'_>,
     game: &Game,
     term: &str,
-    history: Vec<(String, String, bool)>,
+    history: Vec<(String, String, bool, Option<String>)>,
     clicked: Vec<usize>,
 ) -> PyResult<State> {
     let (state, steps) = game
@@ -296,9 +322,16 @@ pub fn _state_again(
         .with(py, |e| -> Result<_, GameError> {
             let s = e.game.parse_state(term)?;
             let mut steps = Vec::with_capacity(history.len());
-            for (mover, m, hidden) in history {
+            for (mover, m, hidden, before) in history {
                 let mv = e.game.engine().parse_term(&m).map_err(|err| GameError::Rules(err.to_string()))?;
-                steps.push(Step { mover, mv: Move(mv), hidden });
+                let before = match before {
+                    Some(t) => {
+                        let b = e.game.engine().parse_term(&t).map_err(|err| GameError::Rules(err.to_string()))?;
+                        Some(game::State(b))
+                    }
+                    None => None,
+                };
+                steps.push(Step { mover, mv: Move(mv), hidden, before });
             }
             Ok((s, steps))
         })
@@ -407,15 +440,9 @@ impl State {
                 self.clicked.len()
             )));
         }
-        let texts = self.texts(py)?;
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        match game::match_typed(&refs, &text) {
-            Ok(i) => {
-                let m = self.known.moves.as_ref().expect("listed with the texts")[i].clone();
-                self.make(py, m)
-            }
-            Err(e) => Err(to_py(e)),
-        }
+        let i = self.find_typed(py, &text)?;
+        let m = self.known.moves.as_ref().expect("listed with the texts")[i].clone();
+        self.make(py, m)
     }
 
     /// Makes the move of an integer action (it must be legal here).
@@ -444,9 +471,7 @@ impl State {
 
     /// The integer action of a legal move given in notation.
     fn move_to_action(&mut self, py: Python<'_>, mv: &str) -> PyResult<usize> {
-        let texts = self.texts(py)?;
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let i = game::match_typed(&refs, mv).map_err(to_py)?;
+        let i = self.find_typed(py, mv)?;
         Ok(self.move_actions(py)?[i])
     }
 
@@ -572,12 +597,7 @@ impl State {
     fn history(&self, py: Python<'_>, viewer: Option<&str>) -> PyResult<Vec<String>> {
         match viewer {
             Some(v) => Ok(self.seen_moves(py, v)?.into_iter().map(|(_, m)| m).collect()),
-            None => {
-                let moves: Vec<Move> = self.history.iter().map(|s| s.mv.clone()).collect();
-                self.core
-                    .with(py, |e| moves.iter().map(|m| e.game.notation(m)).collect::<Result<Vec<_>, _>>())
-                    .or_raise()
-            }
+            None => self.history_texts(py),
         }
     }
 
@@ -618,15 +638,20 @@ impl State {
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
         let restore = py.import("tabula._tabula")?.getattr("_state_again")?;
         let game = Py::new(py, Game { core: self.core.clone() })?;
-        let (term, moves) = {
-            let (s, moves) = (&self.state, self.history.iter().map(|h| h.mv.clone()).collect::<Vec<_>>());
-            self.core.with(py, |e| {
-                let t = e.game.engine().term_text(&s.0);
-                (t, moves.iter().map(|m| e.game.engine().term_text(&m.0)).collect::<Vec<_>>())
-            })
-        };
-        let history: Vec<(String, String, bool)> =
-            self.history.iter().zip(moves).map(|(h, m)| (h.mover.clone(), m, h.hidden)).collect();
+        // The positions the moves were made in go along only when the
+        // notation needs them.
+        let (s, steps) = (&self.state, &self.history);
+        let (term, history) = self.core.with(py, |e| {
+            let keep = e.game.has("notation", 3);
+            let history: Vec<(String, String, bool, Option<String>)> = steps
+                .iter()
+                .map(|h| {
+                    let before = h.before.as_ref().filter(|_| keep).map(|b| e.game.engine().term_text(&b.0));
+                    (h.mover.clone(), e.game.engine().term_text(&h.mv.0), h.hidden, before)
+                })
+                .collect();
+            (e.game.engine().term_text(&s.0), history)
+        });
         Ok((restore, (game, term, history, self.clicked.clone()).into_pyobject(py)?.into_any()))
     }
 

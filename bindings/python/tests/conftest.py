@@ -1,6 +1,7 @@
 """Shared helpers of the Python tests."""
 
 import pathlib
+import shlex
 
 import pytest
 
@@ -14,7 +15,7 @@ def perft_table(name):
     table, options = {}, ()
     for line in (GAMES / f"{name}.perft").read_text().splitlines():
         if line.startswith("# options"):
-            options = tuple(line[len("# options") :].split())
+            options = tuple(shlex.split(line[len("# options") :]))
         elif line.strip() and not line.startswith("#"):
             depth, nodes = line.split()
             table.setdefault(options, []).append((int(depth), int(nodes)))
