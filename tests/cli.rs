@@ -129,9 +129,9 @@ fn game_commands_speak_json_in_the_documented_shapes() {
 
 #[test]
 fn bad_game_arguments_are_clear_errors() {
-    let (_, err, code) = run(&["perft", "chess", "2", "--games", "games"], None);
+    let (_, err, code) = run(&["perft", "mancala", "2", "--games", "games"], None);
     assert_eq!(code, 2);
-    assert!(err.contains("no game named `chess`") && err.contains("breakthrough"), "{err}");
+    assert!(err.contains("no game named `mancala`") && err.contains("breakthrough"), "{err}");
     let (_, err, code) = run(&["moves", "breakthrough", "--games", "games", "--after", "a2-a5"], None);
     assert_eq!(code, 2);
     assert!(err.contains("--after, move 1: `a2-a5` is not a legal move here"), "{err}");

@@ -112,7 +112,7 @@ fn malformed_requests_get_error_replies_and_the_connection_lives_on() {
         (json!({"op": "new"}).to_string(), "bad_request"),
         (json!({"op": "new", "game": 5}).to_string(), "bad_request"),
         (json!({"op": "new", "game": "../../etc/passwd"}).to_string(), "unknown_game"),
-        (json!({"op": "new", "game": "chess"}).to_string(), "unknown_game"),
+        (json!({"op": "new", "game": "mancala"}).to_string(), "unknown_game"),
         (json!({"op": "new", "game": "breakthrough", "options": {"size": 9}}).to_string(), "bad_option"),
         (json!({"op": "new", "game": "breakthrough", "options": {"rows": 99}}).to_string(), "bad_option"),
         (json!({"op": "new", "game": "breakthrough", "options": {"rows": true}}).to_string(), "bad_option"),

@@ -99,6 +99,9 @@ struct Play {
     rng: ChaCha8Rng,
     record: Record,
     record_file: Option<PathBuf>,
+    /// The position after each move in the game's notation (chess: FEN),
+    /// for the record; empty when the rules have no `position_text/2`.
+    positions: Vec<String>,
 }
 
 impl Play {
@@ -112,6 +115,8 @@ impl Play {
 
     fn save(&mut self, path: &Path) -> Result<(), CliError> {
         self.record.moves = self.history.iter().filter_map(|(_, m)| m.clone().map(|m| (m, 0))).collect();
+        self.positions.truncate(self.history.len() - 1);
+        self.record.positions = self.positions.clone();
         self.record.save(path).map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))
     }
 
@@ -129,6 +134,10 @@ impl Play {
                 .filter_map(|(p, m)| m.map(|m| (p, m)))
                 .collect()
         };
+        self.positions.truncate(self.history.len() - 1);
+        if let Some(p) = self.session.game.position_text(&m.next)? {
+            self.positions.push(p);
+        }
         self.history.push((m.next.clone(), Some(m.text.clone())));
         self.hidden.push(hidden.then_some(mover));
         Ok(revealed)
@@ -302,6 +311,7 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
         seats: session.players.iter().cloned().zip(controllers.iter().map(|c| c.to_string())).collect(),
         start: keep_start.then(|| session.game.engine().term_text(&start.0)),
         moves: Vec::new(),
+        positions: Vec::new(),
     };
     let mut play = Play {
         session,
@@ -311,6 +321,7 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
         rng: ChaCha8Rng::seed_from_u64(seed),
         record,
         record_file: None,
+        positions: Vec::new(),
     };
     if let Some(r) = resumed {
         let path = a.resume.as_ref().expect("resumed from a file");

@@ -197,6 +197,7 @@ const OPTIONAL: &[(&str, u32)] = &[
     ("choose_move", 3),
     ("action_space", 2),
     ("notation", 3),
+    ("position_text", 2),
     ("action_count", 2),
     ("action", 3),
     ("observation", 3),
@@ -707,6 +708,16 @@ impl Game {
         }
         let r = self.call1("notation", &[Arg::In(&m.0), Arg::Out], "notation/2")?;
         Ok(value_text(&self.engine.value(&r[0])))
+    }
+
+    /// The position in its game's standard notation (chess: FEN), if the
+    /// rules define `position_text/2`; records write it after each move.
+    pub fn position_text(&mut self, s: &State) -> Result<Option<String>, GameError> {
+        if !self.has("position_text", 2) {
+            return Ok(None);
+        }
+        let r = self.call1("position_text", &[Arg::In(&s.0), Arg::Out], "position_text/2")?;
+        Ok(Some(value_text(&self.engine.value(&r[0]))))
     }
 
     /// The position as `display/2` draws it for `viewer`.

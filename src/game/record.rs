@@ -1,6 +1,7 @@
 //! Game records: a text file a person can read and edit. The game, the
 //! options, the seed and the seats as `key: value` lines, then one move per
-//! line in notation.
+//! line in notation (and, for a game with `position_text/2`, the position
+//! after it as a `%` comment).
 //!
 //! ```text
 //! # tabula game record
@@ -28,6 +29,11 @@ pub struct Record {
     pub start: Option<String>,
     /// Moves in notation, with the line each was read from (0 if new).
     pub moves: Vec<(String, usize)>,
+    /// The position after each move in the game's own notation (chess:
+    /// FEN), written after the move as a `%` comment, when the rules give
+    /// it (`position_text/2`); not read back (replaying the moves gives
+    /// it again).
+    pub positions: Vec<String>,
 }
 
 /// A record that cannot be read, with the line at fault.
@@ -114,8 +120,11 @@ impl Record {
             let _ = writeln!(s, "start: {t}");
         }
         s.push_str("moves:\n");
-        for (m, _) in &self.moves {
+        for (i, (m, _)) in self.moves.iter().enumerate() {
             s.push_str(m);
+            if let Some(p) = self.positions.get(i) {
+                let _ = write!(s, "  % {p}");
+            }
             s.push('\n');
         }
         s
@@ -162,7 +171,11 @@ impl Record {
                 continue;
             }
             if in_moves {
-                r.moves.push((l.to_string(), line));
+                // A `%` comment after the move (the position, as written).
+                let m = l.split_once(" %").map_or(l, |(m, _)| m.trim_end());
+                if !m.starts_with('%') {
+                    r.moves.push((m.to_string(), line));
+                }
                 continue;
             }
             let Some((key, value)) = l.split_once(':') else {
@@ -207,6 +220,7 @@ mod tests {
             seats: vec![("white".into(), "human".into()), ("black".into(), "random".into())],
             start: Some("s(white, [a-b, 'c d'])".into()),
             moves: vec![("a2-a3".into(), 0), ("b7-b6".into(), 0)],
+            positions: vec!["after a2-a3".into(), "after b7-b6".into()],
         };
         let back = Record::parse(&r.to_text()).unwrap();
         assert_eq!(back.game, "breakthrough");
@@ -215,6 +229,7 @@ mod tests {
         assert_eq!(back.start, r.start);
         assert_eq!(back.moves.iter().map(|m| m.0.as_str()).collect::<Vec<_>>(), ["a2-a3", "b7-b6"]);
         assert_eq!(back.moves[1].1, 9);
+        assert!(r.to_text().contains("a2-a3  % after a2-a3\n"));
     }
 
     #[test]

@@ -34,6 +34,11 @@ pub struct Piece {
     pub at: String,
     pub colour: String,
     pub label: String,
+    /// How it is drawn: `disc`, `tile` (a rounded square with the label
+    /// on it) or `glyph` (the label alone, large, in the colour: chess
+    /// symbols); by default a disc without a label, a tile with one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub style: Option<String>,
 }
 
 /// A tinted area: the sites it covers.
@@ -84,7 +89,8 @@ pub struct View {
 }
 
 /// The items `view/3` may give, for messages.
-const ITEMS: &str = "site/3, site/4, line/2, region/2, piece/3, stack/2, tile/2, hand/2, label/2, label/3 or text/1";
+const ITEMS: &str =
+    "site/3, site/4, line/2, region/2, piece/3, piece/4, stack/2, tile/2, hand/2, label/2, label/3 or text/1";
 
 impl View {
     /// Reads the list `view/3` gave; the error says which item is wrong
@@ -122,7 +128,7 @@ impl View {
                 let sites = ids.iter().map(|i| ground_id(e, i)).collect::<Result<_, _>>()?;
                 self.regions.push(Region { sites, colour: text(e, &args[1], "the colour")? });
             }
-            ("piece", 3) => self.pieces.push(piece(e, &args)?),
+            ("piece", 3 | 4) => self.pieces.push(piece(e, &args)?),
             ("stack", 2) => {
                 let h = e.value(&args[1]).as_int().ok_or("the height must be an integer")?;
                 self.stacks.push((ground_id(e, &args[0])?, h));
@@ -133,7 +139,9 @@ impl View {
                 let mut items = Vec::new();
                 for i in &list {
                     match e.compound_terms(i) {
-                        Some((n, a)) if n == "piece" && a.len() == 3 => items.push(HandItem::Piece(piece(e, &a)?)),
+                        Some((n, a)) if n == "piece" && (a.len() == 3 || a.len() == 4) => {
+                            items.push(HandItem::Piece(piece(e, &a)?))
+                        }
                         Some((n, a)) if n == "hidden" && a.len() == 1 => match e.value(&a[0]).as_int() {
                             Some(count) if count >= 0 => items.push(HandItem::Hidden { count }),
                             _ => return Err("hidden/1 needs a count, an integer of 0 or more".into()),
@@ -262,11 +270,26 @@ fn text(e: &mut Engine, t: &Tmpl, what: &str) -> Result<String, String> {
 }
 
 fn piece(e: &mut Engine, args: &[Tmpl]) -> Result<Piece, String> {
+    let style = match args.get(3).map(|s| e.value(s)) {
+        None => None,
+        Some(Value::Atom(a)) if ["disc", "tile", "glyph"].contains(&a.as_str()) => Some(a),
+        Some(_) => return Err("the style must be disc, tile or glyph".into()),
+    };
     Ok(Piece {
         at: ground_id(e, &args[0])?,
         colour: text(e, &args[1], "the colour")?,
         label: text(e, &args[2], "the label")?,
+        style,
     })
+}
+
+impl fmt::Display for Piece {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.style {
+            Some(style) => write!(f, "piece({}, {}, {:?}, {style})", self.at, self.colour, self.label),
+            None => write!(f, "piece({}, {}, {:?})", self.at, self.colour, self.label),
+        }
+    }
 }
 
 /// The view as the items it came from, one a line (for snapshots and
@@ -289,7 +312,7 @@ impl fmt::Display for View {
             writeln!(f, "line({a}, {b})")?;
         }
         for p in &self.pieces {
-            writeln!(f, "piece({}, {}, {:?})", p.at, p.colour, p.label)?;
+            writeln!(f, "{p}")?;
         }
         for (id, h) in &self.stacks {
             writeln!(f, "stack({id}, {h})")?;
@@ -302,7 +325,7 @@ impl fmt::Display for View {
                 .items
                 .iter()
                 .map(|i| match i {
-                    HandItem::Piece(p) => format!("piece({}, {}, {:?})", p.at, p.colour, p.label),
+                    HandItem::Piece(p) => p.to_string(),
                     HandItem::Hidden { count } => format!("hidden({count})"),
                 })
                 .collect();

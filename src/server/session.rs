@@ -95,7 +95,7 @@ impl Session {
             let seats = seats.iter().map(|(s, c)| (s.clone(), c.to_string())).collect();
             let start = game.hidden().then(|| game.engine().term_text(&state.0));
             let r =
-                Record { game: game.name.clone(), options: options.to_vec(), seed, seats, start, moves: Vec::new() };
+                Record { game: game.name.clone(), options: options.to_vec(), seed, seats, start, ..Record::default() };
             (p, r)
         });
         // From the operating system's generator, never from the game's seed.
@@ -241,6 +241,15 @@ impl Session {
     fn save_record(&mut self) {
         let Some((path, r)) = &mut self.record else { return };
         r.moves = self.moves.iter().map(|m| (m.clone(), 0)).collect();
+        // The position after each move in the game's notation (chess: FEN).
+        r.positions.clear();
+        for i in 0..self.moves.len() {
+            let after = self.before.get(i + 1).unwrap_or(&self.state);
+            match self.game.position_text(after) {
+                Ok(Some(p)) => r.positions.push(p),
+                _ => break,
+            }
+        }
         if let Err(e) = r.save(path) {
             let message = format!("cannot write the record {}: {e}", path.display());
             self.tell(json!({"event": "error", "code": "record", "message": message}));

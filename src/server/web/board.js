@@ -307,7 +307,13 @@ function drawBoard(b) {
     const s = at.get(p.at);
     if (!s) continue;
     const fill = colour(p.colour);
-    if (p.label === '') el('circle', { class: 'piece', cx: fx(s.x), cy: fy(s.y), r: 0.36, style: `fill: ${fill}` }, svg);
+    if (p.style === 'glyph') {
+      const t = el('text', { class: 'piece-glyph', x: fx(s.x), y: fy(s.y), style: `fill: ${fill}; stroke: ${inkOn(fill)}` }, svg);
+      t.textContent = p.label;
+      continue;
+    }
+    const disc = p.style ? p.style === 'disc' : p.label === '';
+    if (disc) el('circle', { class: 'piece', cx: fx(s.x), cy: fy(s.y), r: 0.36, style: `fill: ${fill}` }, svg);
     else if (!inTile.has(p.at)) {
       el('rect', { class: 'piece', x: fx(s.x) - 0.42, y: fy(s.y) - 0.42, width: 0.84, height: 0.84, rx: 0.12, style: `fill: ${fill}` }, svg);
     }
