@@ -513,6 +513,13 @@ impl State {
         self.core.with(py, |e| e.game.display(s, viewer)).or_raise()
     }
 
+    /// The position in its game's standard notation (`position_text/2`:
+    /// chess's FEN, draughts' PDN FEN); `None` if the rules do not say.
+    fn position_text(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let s = &self.state;
+        self.core.with(py, |e| e.game.position_text(s)).or_raise()
+    }
+
     /// What `viewer` sees (`view/3`) as a dict of sites, pieces, stacks,
     /// hands...; `None` if the game does not draw its board.
     #[pyo3(signature = (viewer = "spectator"))]
