@@ -182,7 +182,7 @@ fn an_interrupted_match_reports_the_games_played() {
 #[test]
 #[ignore]
 fn search_beats_random() {
-    let matches: [(&str, &[&str], &str, &str); 13] = [
+    let matches: [(&str, &[&str], &str, &str); 14] = [
         ("breakthrough", &["-o", "rows=6", "-o", "cols=5"], "minimax:2", "10"),
         ("breakthrough", &["-o", "rows=6", "-o", "cols=5"], "mcts:200", "10"),
         ("campo-bello", &[], "minimax:2", "10"),
@@ -200,6 +200,7 @@ fn search_beats_random() {
         // Chess's own player: mate, else the best capture, else a safe
         // square (mcts mates too seldom against random: the notes say).
         ("chess", &[], "rules:1", "10"),
+        ("draughts", &["-o", "variant=english"], "mcts:200", "6"),
     ];
     for (game, opts, spec, games) in matches {
         let mut a = vec!["match", game];
