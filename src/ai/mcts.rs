@@ -1,7 +1,7 @@
 //! Monte Carlo tree search: UCT with uniformly random playouts (run by the
 //! game driver in the engine; one that runs past [`PLAYOUT_CAP`] plies is
-//! scored by `value/3`) and a reward per seat, so it plays for whoever is to
-//! move with any number of players. In a game with hidden information each
+//! scored by `value/3`, graded by the lead) and a reward per seat, so it
+//! plays for whoever is to move with any number of players. In a game with hidden information each
 //! iteration descends a fresh sample of the position (`sample_state/3`)
 //! and only through the moves legal in that sample. With several threads
 //! each grows its own tree from its own seed and the root statistics are
@@ -67,6 +67,10 @@ struct Tree<'a> {
     hidden: bool,
     rng: ChaCha8Rng,
     playouts: u64,
+    /// The sum and count of the margins (`value/3` of a seat less the best
+    /// other's, in absolute value) of the playouts cut so far: their mean
+    /// is the scale that grades a cut playout's reward.
+    margins: (f64, f64),
 }
 
 impl Tree<'_> {
@@ -155,8 +159,12 @@ impl Tree<'_> {
         Ok(true)
     }
 
-    /// Rewards for a playout cut short: the seats `value/3` puts first
-    /// share the win; without `value/3`, a draw.
+    /// Rewards for a playout cut short, graded by `value/3`: each seat's
+    /// margin over the best other seat, on the scale of the margins seen
+    /// in this search, through tanh into (0, 1): a seat far ahead gets
+    /// nearly a win, but never a whole one, so a playout that really wins
+    /// counts for more (a search that only asked who leads could not tell
+    /// a mate from a material lead). Without `value/3`, a draw.
     fn estimate(&mut self, s: &State) -> Result<Vec<f64>, GameError> {
         let mut values = Vec::with_capacity(self.players.len());
         for p in self.players {
@@ -165,9 +173,26 @@ impl Tree<'_> {
                 None => return Ok(rewards(&Outcome::Draw, self.players)),
             }
         }
-        let top = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let firsts = values.iter().filter(|&&v| v == top).count() as f64;
-        Ok(values.iter().map(|&v| if v == top { 1.0 / firsts } else { 0.0 }).collect())
+        let margins: Vec<f64> = (0..values.len())
+            .map(|i| {
+                let best_other = values
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, _)| j != i)
+                    .map(|(_, &v)| v)
+                    .fold(f64::NEG_INFINITY, f64::max);
+                if best_other.is_finite() { values[i] - best_other } else { 0.0 }
+            })
+            .collect();
+        for m in &margins {
+            self.margins.0 += m.abs();
+            self.margins.1 += 1.0;
+        }
+        let scale = self.margins.0 / self.margins.1.max(1.0);
+        if scale <= 0.0 || !scale.is_finite() {
+            return Ok(rewards(&Outcome::Draw, self.players));
+        }
+        Ok(margins.iter().map(|m| 0.5 + 0.5 * (m / scale).tanh()).collect())
     }
 
     fn root_stats(&mut self, me: usize) -> RootStats {
@@ -201,6 +226,7 @@ fn grow(
         hidden,
         rng: ChaCha8Rng::seed_from_u64(seed),
         playouts: 0,
+        margins: (0.0, 0.0),
     };
     for _ in 0..iterations {
         if clock.over() || !tree.iterate(root, me, clock)? {
