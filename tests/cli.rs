@@ -128,6 +128,16 @@ fn game_commands_speak_json_in_the_documented_shapes() {
 }
 
 #[test]
+fn check_takes_a_game_by_name() {
+    let (out, err, code) = run(&["check", "chess", "--games", "games"], None);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("games/chess.rules: game ok"), "{out}");
+    let (_, err, code) = run(&["check", "mancala", "--games", "games"], None);
+    assert_ne!(code, 0);
+    assert!(err.contains("no game named `mancala`") && err.contains("chess"), "{err}");
+}
+
+#[test]
 fn bad_game_arguments_are_clear_errors() {
     let (_, err, code) = run(&["perft", "mancala", "2", "--games", "games"], None);
     assert_eq!(code, 2);

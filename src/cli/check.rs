@@ -1,4 +1,5 @@
-//! `tabula check FILE...`: load each file and report every syntax error
+//! `tabula check FILE...`: load each file (or game of the games folder,
+//! by name) and report every syntax error
 //! and warning; a game (a `.rules` file defining the game interface, or a
 //! GDL `.kif` file) is also played in a few random games that check the
 //! interface's invariants.
@@ -11,15 +12,37 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct CheckArgs {
-    /// Files to check.
+    /// Files to check, or games of the games folder by name (`chess`).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// The folder of the games (default: $TABULA_GAMES, ./games, or the crate's games/)
+    #[arg(long = "games", alias = "games-dir", value_name = "DIR")]
+    pub games: Option<PathBuf>,
+}
+
+/// A file to check: the path as given, or a game of the games folder when
+/// no such file exists and the argument is a bare name.
+fn locate(given: &std::path::Path, games: Option<&std::path::Path>) -> Result<PathBuf, String> {
+    let bare = given.extension().is_none() && given.components().count() == 1;
+    if given.exists() || !bare {
+        return Ok(given.to_path_buf());
+    }
+    crate::game::find_game(&given.to_string_lossy(), &crate::game::games_dir(games)).map_err(|e| e.to_string())
 }
 
 /// Checks every file; exit code 1 if any has an error.
 pub fn run(a: CheckArgs) -> Result<i32, CliError> {
     let mut failed = false;
-    for path in &a.files {
+    for given in &a.files {
+        let path = match locate(given, a.games.as_deref()) {
+            Ok(p) => p,
+            Err(msg) => {
+                eprintln!("error: {msg}");
+                failed = true;
+                continue;
+            }
+        };
+        let path = &path;
         let name = path.display().to_string();
         let src = match read_source(path) {
             Ok(s) => s,
