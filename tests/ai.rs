@@ -182,7 +182,7 @@ fn an_interrupted_match_reports_the_games_played() {
 #[test]
 #[ignore]
 fn search_beats_random() {
-    let matches: [(&str, &[&str], &str, &str); 15] = [
+    let matches: [(&str, &[&str], &str, &str); 17] = [
         ("breakthrough", &["-o", "rows=6", "-o", "cols=5"], "minimax:2", "10"),
         ("breakthrough", &["-o", "rows=6", "-o", "cols=5"], "mcts:200", "10"),
         ("campo-bello", &[], "minimax:2", "10"),
@@ -203,6 +203,9 @@ fn search_beats_random() {
         ("chess", &[], "rules:1", "10"),
         ("chess", &[], "mcts:200", "6"),
         ("draughts", &["-o", "variant=english"], "mcts:200", "6"),
+        // Go's own player takes what it can and never fills its own eyes.
+        ("go", &["-o", "size=9"], "rules:1", "10"),
+        ("go", &["-o", "size=9"], "mcts:200", "6"),
     ];
     for (game, opts, spec, games) in matches {
         let mut a = vec!["match", game];

@@ -16,6 +16,9 @@ pub enum Shape {
     Square,
     Circle,
     Hex,
+    /// An intersection of the board's lines (Go): nothing is drawn but
+    /// the lines through it and what stands on it.
+    Point,
 }
 
 /// A place on the board, at (x, y) in board units (x to the right, y
@@ -115,7 +118,8 @@ impl View {
                     Some(Value::Atom(a)) if a == "square" => Shape::Square,
                     Some(Value::Atom(a)) if a == "circle" => Shape::Circle,
                     Some(Value::Atom(a)) if a == "hex" => Shape::Hex,
-                    Some(_) => return Err("the shape must be square, circle or hex".into()),
+                    Some(Value::Atom(a)) if a == "point" => Shape::Point,
+                    Some(_) => return Err("the shape must be square, circle, hex or point".into()),
                 };
                 let id = ground_id(e, &args[0])?;
                 let (x, y) = (number(e, &args[1], "X")?, number(e, &args[2], "Y")?);
@@ -302,6 +306,7 @@ impl fmt::Display for View {
                 Shape::Square => "square",
                 Shape::Circle => "circle",
                 Shape::Hex => "hex",
+                Shape::Point => "point",
             };
             writeln!(f, "site({}, {}, {}, {shape})", s.id, n(s.x), n(s.y))?;
         }

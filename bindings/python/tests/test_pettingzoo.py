@@ -19,6 +19,7 @@ GAMES = [
     ("othello", dict(size=6)),
     ("hex", dict(size=5)),
     ("connect4", {}),
+    ("go", dict(size=5)),
     # An endgame, so that random games end soon.
     ("chess", dict(fen="4k3/8/8/8/8/8/4P3/R3K2R w KQ - 0 1")),
 ]

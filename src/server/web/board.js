@@ -248,7 +248,8 @@ function drawBoard(b) {
   svg.setAttribute('viewBox', `${x0 - 0.6} ${y0 - 0.6} ${x1 - x0 + 1.2} ${y1 - y0 + 1.2}`);
   const at = new Map(b.sites.map((s) => [s.id, s]));
   // A region of squares tints each square (a chequered board); one of
-  // circles or hexes tints the area they span (Campo Bello's triangles).
+  // circles, hexes or points tints the area they span (Campo Bello's
+  // triangles, a Go board).
   const tinted = new Map();
   for (const r of b.regions) {
     const sites = r.sites.map((id) => at.get(id)).filter(Boolean);
@@ -277,6 +278,7 @@ function drawBoard(b) {
     const attrs = { class: cls.join(' '), 'data-site': s.id, 'aria-label': s.id, role: 'button' };
     let shape;
     if (s.shape === 'circle') shape = el('circle', { ...attrs, cx: fx(s.x), cy: fy(s.y), r: 0.42 }, svg);
+    else if (s.shape === 'point') shape = el('circle', { ...attrs, cx: fx(s.x), cy: fy(s.y), r: 0.46 }, svg);
     else if (s.shape === 'hex') {
       const pts = [...Array(6).keys()].map((k) => {
         const a = Math.PI / 3 * k + Math.PI / 6;
@@ -313,7 +315,9 @@ function drawBoard(b) {
       continue;
     }
     const disc = p.style ? p.style === 'disc' : p.label === '';
-    if (disc) el('circle', { class: 'piece', cx: fx(s.x), cy: fy(s.y), r: 0.36, style: `fill: ${fill}` }, svg);
+    // A stone on a point fills the space between the lines.
+    const r = s.shape === 'point' ? 0.47 : 0.36;
+    if (disc) el('circle', { class: 'piece', cx: fx(s.x), cy: fy(s.y), r, style: `fill: ${fill}` }, svg);
     else if (!inTile.has(p.at)) {
       el('rect', { class: 'piece', x: fx(s.x) - 0.42, y: fy(s.y) - 0.42, width: 0.84, height: 0.84, rx: 0.12, style: `fill: ${fill}` }, svg);
     }
@@ -321,6 +325,11 @@ function drawBoard(b) {
       const t = el('text', { class: 'piece-label', x: fx(s.x), y: fy(s.y), style: `fill: ${inkOn(fill)}` }, svg);
       t.textContent = p.label;
     }
+  }
+  // A stone on a point covers the point's outline: the last move is
+  // marked on top of it.
+  for (const s of b.sites) {
+    if (s.shape === 'point' && last.has(s.id)) el('circle', { class: 'last-mark', cx: fx(s.x), cy: fy(s.y), r: 0.2 }, svg);
   }
   for (const [id, h] of b.stacks) {
     const s = at.get(id);

@@ -40,11 +40,15 @@ def _short_name(name: str) -> str:
 
 
 def _value(text: str):
-    """An option's value as OpenSpiel parameters hold it."""
-    try:
-        return int(text)
-    except ValueError:
-        return text
+    """An option's value as OpenSpiel parameters hold it: a number as a
+    number (OpenSpiel reads a serialised game's ``komi=7.5`` back as a
+    float, so the parameter must be one), anything else as text."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def register(name: str, **options) -> str:
