@@ -110,6 +110,25 @@ pub fn swipl_available() -> bool {
     ok
 }
 
+/// A reference program the cross-checks compare with (Stockfish, GNU
+/// Go): where Debian puts it (`/usr/games`, `/usr/bin`) or on the PATH.
+/// Under CI its absence is a failure naming the Debian package; elsewhere
+/// the checks are skipped, saying so.
+pub fn reference_program(name: &str, checks: &str) -> Option<PathBuf> {
+    let found = ["/usr/games", "/usr/bin"]
+        .into_iter()
+        .map(|dir| Path::new(dir).join(name))
+        .find(|p| p.exists())
+        .or_else(|| Command::new(name).arg("--version").output().ok().map(|_| PathBuf::from(name)));
+    if found.is_none() && std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{name} is not installed, and CI=true requires {checks} (apt-get install {name})");
+    }
+    if found.is_none() {
+        eprintln!("{name} is not installed: {checks} are skipped (CI=true makes this a failure)");
+    }
+    found
+}
+
 /// Runs `goal` against `program` in SWI-Prolog (with compat/swi.pl).
 pub fn run_swipl(program: &str, goal: &str) -> String {
     let dir = std::env::temp_dir().join(format!("tabula-swi-{}-{}", std::process::id(), rand_suffix()));
