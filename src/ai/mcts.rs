@@ -11,6 +11,7 @@ use super::{Choice, Clock, rewards, seat};
 use crate::game::{Game, GameError, Move, Outcome, PlayoutEnd, State};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::collections::HashMap;
 use std::path::Path;
 
 /// The exploration constant of UCB1 for rewards in [0, 1].
@@ -110,11 +111,18 @@ impl Tree<'_> {
                     "move/3 gives no move in a position that game_over/2 does not end".into(),
                 ));
             }
+            // Each move's child, found by the move's hash (a wide node, such
+            // as the 2,000 first moves of Amazons, is not searched through
+            // for each of its moves).
             let hashes: Vec<u64> = succ.iter().map(|(m, _)| m.0.hash64()).collect();
-            let child_of = |n: &Node, i: usize| {
-                n.children.iter().find(|(h, m, _)| *h == hashes[i] && *m == succ[i].0).map(|c| c.2)
-            };
-            let untried: Vec<usize> = (0..succ.len()).filter(|&i| child_of(&self.nodes[node], i).is_none()).collect();
+            let mut known: HashMap<u64, Vec<(usize, usize)>> = HashMap::new();
+            for (k, (h, _, c)) in self.nodes[node].children.iter().enumerate() {
+                known.entry(*h).or_default().push((k, *c));
+            }
+            let children = &self.nodes[node].children;
+            let child_of =
+                |i: usize| known.get(&hashes[i])?.iter().find(|&&(k, _)| children[k].1 == succ[i].0).map(|&(_, c)| c);
+            let untried: Vec<usize> = (0..succ.len()).filter(|&i| child_of(i).is_none()).collect();
             if !untried.is_empty() {
                 let i = untried[self.rng.gen_range(0..untried.len())];
                 let child = self.nodes.len();
@@ -137,7 +145,7 @@ impl Tree<'_> {
             let ln = self.nodes[node].visits.max(1.0).ln();
             let mut best = (f64::NEG_INFINITY, 0, 0);
             for i in 0..succ.len() {
-                let c = child_of(&self.nodes[node], i).expect("expanded");
+                let c = child_of(i).expect("expanded");
                 let n = &self.nodes[c];
                 let ucb = n.reward[mover] / n.visits + EXPLORE * (ln / n.visits).sqrt();
                 if ucb > best.0 {
