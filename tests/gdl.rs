@@ -182,6 +182,27 @@ fn recursion_terminates() {
     assert_eq!((g.perft(&s, 2).unwrap(), g.perft(&s, 3).unwrap()), (3, 1));
 }
 
+/// A game without `init` starts from the empty state (GDL allows it; the
+/// corpus's nonograms and sudoku build their boards with `next`).
+#[test]
+fn a_game_without_init_starts_from_the_empty_state() {
+    let mut g = game(
+        "marks",
+        "(role p) (index 1) (index 2)
+         (<= (legal p (mark ?x)) (index ?x) (not (true (marked ?x))))
+         (<= (next (marked ?x)) (does p (mark ?x)))
+         (<= (next (marked ?x)) (true (marked ?x)))
+         (<= terminal (true (marked 1)) (true (marked 2)))
+         (<= (goal p 100) terminal)
+         (<= (goal p 0) (not terminal))",
+    );
+    let s = start(&mut g);
+    assert_eq!(moves(&mut g, &s), ["(mark 1)", "(mark 2)"]);
+    assert_eq!(g.outcome(&s).unwrap(), None);
+    // Two orders, each to the end.
+    assert_eq!((g.perft(&s, 2).unwrap(), g.perft(&s, 3).unwrap()), (2, 0));
+}
+
 /// Simultaneous moves: the second role chooses without seeing the first
 /// role's choice, which its display and its samples keep hidden; the
 /// joint move is applied once both have chosen.

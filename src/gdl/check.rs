@@ -25,7 +25,10 @@ pub const KEYWORDS: &[(&str, usize)] = &[
 ];
 
 /// The relations a game must define.
-const REQUIRED: &[&str] = &["role", "init", "legal", "next", "terminal", "goal"];
+/// The relations a game must define. `init` may be left out: the game
+/// then starts from the empty state (sudoku and the nonograms of the
+/// corpus do, building their boards with `next`).
+const REQUIRED: &[&str] = &["role", "legal", "next", "terminal", "goal"];
 
 /// What the translation needs to know of the relations.
 #[derive(Debug, Default)]
@@ -341,10 +344,11 @@ fn dependencies(clauses: &[FlatClause], a: &mut Analysis, errors: &mut Vec<Diagn
         }
     }
     // Reached from the interface.
-    // `base` (every fluent there can be) is read by the board drawing,
-    // `input` (every action there can be) by the integer actions.
+    // `init` where the game has one; `base` (every fluent there can be) is
+    // read by the board drawing, `input` (every action there can be) by
+    // the integer actions.
     let mut stack: Vec<usize> =
-        REQUIRED.iter().chain(&["base", "input"]).filter_map(|r| index.get(r).copied()).collect();
+        REQUIRED.iter().chain(&["init", "base", "input"]).filter_map(|r| index.get(r).copied()).collect();
     let mut seen = vec![false; names.len()];
     while let Some(i) = stack.pop() {
         if std::mem::replace(&mut seen[i], true) {

@@ -404,6 +404,10 @@ pub fn program(name: &str, description: Option<&str>, clauses: &[FlatClause], a:
         // The board drawing asks for `base` fluents; a game need not say.
         let _ = writeln!(out, ":- dynamic(gdl_base/1).");
     }
+    if !facts.relations.iter().any(|(r, _)| r == "init") {
+        // No `init`: the game starts from the empty state.
+        let _ = writeln!(out, ":- dynamic(gdl_init/1).");
+    }
     let _ = writeln!(out, "% Relations that depend on neither the state nor the moves, computed.\n");
     for (rel, tuples) in &facts.relations {
         for t in tuples {
