@@ -80,9 +80,22 @@ gdl_kinds([R|Rs], Fs, [R-K|Kinds]) :-
     ->  K = one(A)
     ;   gdl_terminal(Fs)
     ->  fail
-    ;   throw(error(existence_error(legal_move_for, R), gdl_kinds/3))
+    ;   gdl_no_legal_action(R, Fs)
     ),
     gdl_kinds(Rs, Fs, Kinds).
+
+% gdl_no_legal_action(+Role, +Fluents): the error for a role without a
+% legal action in a state that is not terminal, naming the role, GDL's
+% rule and the state (its first fluents).
+gdl_no_legal_action(R, Fs) :-
+    length(Fs, N),
+    findall(T, ( nth1(I, Fs, F), I =< 12, gdl_kif(F, T) ), Texts),
+    atomic_list_concat(Texts, ' ', Shown),
+    (   N > 12 -> More is N - 12, format(atom(Rest), ' ... and ~d more', [More]) ; Rest = '' ),
+    format(atom(Message),
+           '~w has no legal action in a state that is not terminal, which GDL forbids (every role has a legal action until terminal holds); the state: ~w~w',
+           [R, Shown, Rest]),
+    throw(error(existence_error(legal_action, R), context(gdl_kinds/3, Message))).
 
 % gdl_choosers(+Kinds, -Roles): the roles that choose this round: those
 % with two or more actions. When every role has one, one of them is said to
