@@ -26,3 +26,4 @@ pub mod game;
 pub mod gdl;
 pub mod server;
 pub mod syntax;
+pub mod work;

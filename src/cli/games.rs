@@ -1,9 +1,9 @@
 //! `tabula list`, `rules`, `moves`, `perft` and `bench`.
 
 use super::CliError;
-use super::setup::{GameArgs, StartArgs, open, progress};
-use crate::engine::Tmpl;
-use crate::game::{Game, State, Tally, games_dir, list_games};
+use super::setup::{Finder, GameArgs, Session, StartArgs, find_file, open, open_with, progress};
+use crate::game::{Game, games_dir, list_games};
+use crate::work::{self, Hooks, Job, Shard, Task};
 use serde_json::{Value as Json, json};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -130,82 +130,62 @@ pub struct PerftArgs {
     /// One JSON document.
     #[arg(long)]
     pub json: bool,
+    /// Threads counting at once (default: every core). The tree is cut a
+    /// few plies deep and its subtrees shared out.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Count only shard I of N (I from 0 to N-1: a share of the subtrees)
+    /// and print its result as JSON, for `tabula merge`.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
+}
+
+/// The start position as a term, or `None` for the initial state.
+fn start_text(s: &mut Session, start: &StartArgs, seed: u64) -> Result<Option<String>, CliError> {
+    if start.state.is_none() && start.after.is_none() {
+        return Ok(None);
+    }
+    let state = s.start(start, seed)?;
+    Ok(Some(s.game.engine().term_text(&state.0)))
+}
+
+fn threads(given: Option<usize>) -> usize {
+    given.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1)
+}
+
+/// The perft's job, with the game found by `find`.
+pub fn perft_job(a: &PerftArgs, find: &Finder) -> Result<(Job, Session), CliError> {
+    let mut s = open_with(&a.game, find)?;
+    let start = start_text(&mut s, &a.start, a.seed)?;
+    let task = Task::Perft { depth: a.depth, start, divide: a.divide };
+    Ok((Job::new(&mut s.game, &s.option_pairs, a.seed, task)?, s))
 }
 
 pub fn perft(a: PerftArgs) -> Result<i32, CliError> {
-    let mut s = open(&a.game)?;
-    let state = s.start(&a.start, a.seed)?;
-    let options_json: serde_json::Map<String, Json> = s
-        .game
-        .options
-        .iter()
-        .map(|o| (o.name.clone(), Json::String(option_value(&s.option_pairs, &o.name, &o.default))))
-        .collect();
-    if a.divide {
-        let legal = s.game.legal_moves(&state)?;
-        let bar = progress(Some(legal.len() as u64), "perft");
-        let mut rows = Vec::new();
-        let mut total = 0;
-        for m in &legal {
-            let n = if a.depth <= 1 { 1 } else { s.game.perft(&m.next, a.depth - 1)? };
-            total += n;
-            rows.push((m.text.clone(), n));
-            if let Some(b) = &bar {
-                b.inc(1);
-            }
-        }
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        if a.json {
-            let divide: Vec<Json> = rows.iter().map(|(m, n)| json!({"move": m, "nodes": n})).collect();
-            println!(
-                "{}",
-                json!({"game": s.game.name, "options": options_json, "depth": a.depth, "divide": divide, "nodes": total})
-            );
-        } else {
-            for (m, n) in rows {
-                println!("{m} {n}");
-            }
-            println!("total {total}");
-        }
-        return Ok(0);
-    }
-    let bar = progress(None, "perft");
-    let mut depths = Vec::new();
-    for d in 1..=a.depth {
+    let (job, s) = perft_job(&a, &find_file)?;
+    let shard = a.shard.unwrap_or(Shard::WHOLE);
+    let bar = if a.divide { progress(None, "perft") } else { None };
+    let tick = |_| {
         if let Some(b) = &bar {
-            b.set_message(format!("perft depth {d}"));
             b.tick();
         }
-        let start = Instant::now();
-        let n = s.game.perft(&state, d)?;
-        let secs = start.elapsed().as_secs_f64();
-        if !a.json {
-            if let Some(b) = &bar {
-                b.suspend(|| print_depth(d, n, secs));
-            } else {
-                print_depth(d, n, secs);
-            }
+    };
+    // A whole run prints each depth as it is counted.
+    let live = a.shard.is_none() && !a.json && !a.divide;
+    let depth_done = |d: u32, n: u64, secs: f64| {
+        if live {
+            println!("{}", work::perft_line(d, n, secs));
         }
-        depths.push(json!({"depth": d, "nodes": n, "seconds": secs}));
-    }
+    };
+    let hooks = Hooks { tick: &tick, depth_done: &depth_done, ..Hooks::default() };
+    let done = work::run(&s.game.path, &s.game.source, &job, shard, threads(a.threads), &hooks)?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    if a.json {
-        println!("{}", json!({"game": s.game.name, "options": options_json, "depths": depths}));
+    if !live {
+        super::shards::print(&done, a.shard.is_some(), a.json)?;
     }
     Ok(0)
-}
-
-fn print_depth(d: u32, n: u64, secs: f64) {
-    let rate = if secs > 0.0 { n as f64 / secs } else { 0.0 };
-    println!("{d} {n} {secs:.3} {rate:.0}");
-}
-
-fn option_value(given: &[(String, String)], name: &str, default: &str) -> String {
-    given.iter().find(|(k, _)| k == name).map_or_else(|| default.to_string(), |(_, v)| v.clone())
 }
 
 #[derive(clap::Args, Debug)]
@@ -229,118 +209,49 @@ pub struct BenchArgs {
     /// with seed + i, so the results do not depend on the thread count.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Play only shard I of N (I from 0 to N-1: the playouts i with i mod N
+    /// = I) and print its result as JSON, for `tabula merge`.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
 }
 
-/// What `bench` threads share: which playout comes next and when to stop.
-struct Bench<'a> {
-    limit: Option<u64>,
-    deadline: Option<Instant>,
-    fresh: bool,
-    seed: u64,
-    next: &'a std::sync::atomic::AtomicU64,
-    bar: Option<&'a indicatif::ProgressBar>,
-}
-
-impl Bench<'_> {
-    /// Plays playouts until the limit or the deadline, taking the next
-    /// playout number each time.
-    fn run(&self, game: &mut Game, options: &Tmpl, state: &State) -> Result<Tally, CliError> {
-        let mut t = Tally::default();
-        loop {
-            let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            if self.limit.is_some_and(|n| i >= n) || self.deadline.is_some_and(|d| Instant::now() >= d) {
-                return Ok(t);
-            }
-            // Each playout gets its own seed (and from the initial state,
-            // a game with a random setup, like a deal of tiles, is dealt
-            // anew).
-            let from = if self.fresh { None } else { Some(state) };
-            let (len, outcome) = game.seeded_playout(options, from, self.seed.wrapping_add(i))?;
-            t.record(len, outcome);
-            if let Some(b) = self.bar {
-                b.inc(1);
-            }
+/// The bench's job, with the game found by `find`.
+pub fn bench_job(a: &BenchArgs, find: &Finder) -> Result<(Job, Session), CliError> {
+    let mut s = open_with(&a.game, find)?;
+    let start = start_text(&mut s, &a.start, a.seed)?;
+    let playouts = match (a.playouts, a.seconds) {
+        (Some(n), _) => n,
+        (None, Some(_)) if a.shard.is_some() => {
+            return Err(CliError(
+                "a shard is a fixed share of the playouts: give --playouts, not --seconds, with --shard".into(),
+            ));
         }
-    }
+        // Until the time is up.
+        (None, Some(_)) => u64::MAX,
+        (None, None) => 1000,
+    };
+    Ok((Job::new(&mut s.game, &s.option_pairs, a.seed, Task::Bench { playouts, start })?, s))
 }
 
 pub fn bench(a: BenchArgs) -> Result<i32, CliError> {
-    let mut s = open(&a.game)?;
-    let state = s.start(&a.start, a.seed)?;
-    let fresh = a.start.state.is_none() && a.start.after.is_none();
-    let limit = match (a.playouts, a.seconds) {
-        (Some(n), _) => Some(n),
-        (None, Some(_)) => None,
-        (None, None) => Some(1000),
+    let (job, s) = bench_job(&a, &find_file)?;
+    let Task::Bench { playouts, .. } = job.task else { unreachable!("a bench job") };
+    let shard = a.shard.unwrap_or(Shard::WHOLE);
+    let deadline = match (a.playouts, a.seconds) {
+        (None, Some(t)) => Some(Instant::now() + std::time::Duration::from_secs_f64(t.max(0.0))),
+        _ => None,
     };
-    let deadline = a.seconds.map(|t| Instant::now() + std::time::Duration::from_secs_f64(t.max(0.0)));
-    let threads = a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
-    let bar = progress(limit, "playouts");
-    let next = std::sync::atomic::AtomicU64::new(0);
-    let work = Bench { limit, deadline, fresh, seed: a.seed, next: &next, bar: bar.as_ref() };
-    let start = Instant::now();
-    let mut tallies = Vec::new();
-    if threads == 1 {
-        tallies.push(work.run(&mut s.game, &s.options, &state)?);
-    } else {
-        // Each thread loads its own engine and reads the options and the
-        // start from their text.
-        let (options_text, state_text) = (s.game.engine().term_text(&s.options), s.game.engine().term_text(&state.0));
-        let (path, source) = (s.game.path.clone(), s.game.source.clone());
-        let results: Vec<Result<Tally, CliError>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads)
-                .map(|_| {
-                    let (path, source, options_text, state_text, work) =
-                        (&path, &source, &options_text, &state_text, &work);
-                    std::thread::Builder::new().stack_size(64 << 20).spawn_scoped(scope, move || {
-                        let (mut game, _) = Game::from_source(path, source)?;
-                        let options = game.engine().parse_term(options_text)?;
-                        let state = State(game.engine().parse_term(state_text)?);
-                        work.run(&mut game, &options, &state)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| match h {
-                    Ok(h) => h.join().unwrap_or_else(|_| Err(CliError("a bench thread failed".into()))),
-                    Err(e) => Err(CliError(format!("cannot start a bench thread: {e}"))),
-                })
-                .collect()
-        });
-        for r in results {
-            tallies.push(r?);
+    let bar = progress((playouts != u64::MAX).then(|| shard.len(playouts)), "playouts");
+    let tick = |n: u64| {
+        if let Some(b) = &bar {
+            b.inc(n);
         }
-    }
+    };
+    let hooks = Hooks { tick: &tick, deadline, ..Hooks::default() };
+    let done = work::run(&s.game.path, &s.game.source, &job, shard, threads(a.threads), &hooks)?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let mut total = Tally::new(&s.players);
-    for t in tallies {
-        total.merge(t);
-    }
-    let Tally { played, plies, draws, wins: results } = total;
-    let secs = start.elapsed().as_secs_f64().max(1e-9);
-    let avg = if played > 0 { plies as f64 / played as f64 } else { 0.0 };
-    if a.json {
-        let mut res: serde_json::Map<String, Json> = results.iter().map(|(p, n)| (p.clone(), json!(n))).collect();
-        res.insert("draw".into(), json!(draws));
-        println!(
-            "{}",
-            json!({"game": s.game.name, "playouts": played, "seconds": secs, "playouts_per_second": played as f64 / secs,
-                   "plies_per_second": plies as f64 / secs, "average_length": avg, "results": res})
-        );
-    } else {
-        println!(
-            "{played} playouts in {secs:.2} s: {:.1} playouts/s, {:.0} plies/s",
-            played as f64 / secs,
-            plies as f64 / secs
-        );
-        println!("average length {avg:.2} plies");
-        for (p, n) in &results {
-            println!("{p} wins {n} ({:.1}%)", 100.0 * *n as f64 / played.max(1) as f64);
-        }
-        println!("draws {draws} ({:.1}%)", 100.0 * draws as f64 / played.max(1) as f64);
-    }
+    super::shards::print(&done, a.shard.is_some(), a.json)?;
     Ok(0)
 }

@@ -9,6 +9,7 @@ mod play;
 mod query;
 mod serve;
 mod setup;
+mod shards;
 mod translate;
 
 use clap::{Parser, Subcommand};
@@ -53,6 +54,9 @@ pub enum Command {
     /// and a 95% confidence interval per controller (Ctrl-C: report the
     /// games played so far).
     Match(matches::MatchArgs),
+    /// Combine the shard files of a `match`, `perft` or `bench` run with
+    /// `--shard I/N` into the report of the whole run.
+    Merge(shards::MergeArgs),
     /// Serve games and queries over TCP (newline-delimited JSON).
     Serve(serve::ServeArgs),
     /// Print the program a GDL game (.kif) becomes: a rules-language file
@@ -61,6 +65,54 @@ pub enum Command {
     /// Play General Game Playing matches: a GGP protocol player over HTTP
     /// (INFO, START, PLAY, STOP, ABORT, PREVIEW), one match at a time.
     Ggp(ggp::GgpArgs),
+}
+
+/// A `match`, `perft` or `bench` run as the command line describes it: a
+/// job to split into shards elsewhere (the Python package runs them on a
+/// Ray cluster), with the rules it runs.
+pub struct Plan {
+    pub job: crate::work::Job,
+    pub path: PathBuf,
+    pub source: String,
+    /// `--json` was given.
+    pub json: bool,
+}
+
+/// Reads a `match`, `perft` or `bench` command line (without `tabula`)
+/// into a [`Plan`], with exactly the command's arguments and errors; the
+/// game is found by `find`.
+pub fn plan(argv: &[String], find: &setup::Finder) -> Result<Plan, CliError> {
+    let cli = Cli::try_parse_from(std::iter::once("tabula".to_string()).chain(argv.iter().cloned()))
+        .map_err(|e| CliError(e.render().to_string().trim_end().trim_start_matches("error: ").to_string()))?;
+    let (job, session, json, shard) = match cli.command {
+        Command::Match(a) => {
+            let (job, s) = matches::job(&a, find)?;
+            (job, s, a.json, a.shard)
+        }
+        Command::Perft(a) => {
+            let (job, s) = games::perft_job(&a, find)?;
+            (job, s, a.json, a.shard)
+        }
+        Command::Bench(a) => {
+            if a.playouts.is_none() && a.seconds.is_some() {
+                return Err(CliError(
+                    "a run in shards plays a number of playouts: give --playouts, not --seconds".into(),
+                ));
+            }
+            let (job, s) = games::bench_job(&a, find)?;
+            (job, s, a.json, a.shard)
+        }
+        _ => {
+            let name = argv.first().map_or("", String::as_str);
+            return Err(CliError(format!(
+                "`{name}` does not split into shards: the commands that do are match, perft and bench"
+            )));
+        }
+    };
+    if shard.is_some() {
+        return Err(CliError("the run is split into shards for you: leave out --shard".into()));
+    }
+    Ok(Plan { job, path: session.game.path, source: session.game.source, json })
 }
 
 /// An error that ends a command: printed to stderr, exit code 2.
@@ -129,6 +181,7 @@ pub fn main() -> i32 {
             Command::Bench(a) => games::bench(a),
             Command::Play(a) => play::run(a),
             Command::Match(a) => matches::run(a),
+            Command::Merge(a) => shards::merge(a),
             Command::Serve(a) => serve::run(a),
             Command::Translate(a) => translate::run(a),
             Command::Ggp(a) => ggp::run(a),

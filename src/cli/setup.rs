@@ -2,9 +2,9 @@
 //! the starting position (`--state`, `--after`) and progress display.
 
 use super::CliError;
-use crate::game::{Game, State, find_game, games_dir};
+use crate::game::{Game, GameError, State, find_game, games_dir, rules_text};
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments every game command takes.
 #[derive(clap::Args, Debug, Clone)]
@@ -51,11 +51,29 @@ pub fn option_pairs(raw: &[String]) -> Result<Vec<(String, String)>, CliError> {
         .collect()
 }
 
+/// Finds a game's file by name or path (with `--games DIR` if given):
+/// its path and text.
+pub type Finder = dyn Fn(&str, Option<&Path>) -> Result<(PathBuf, String), GameError>;
+
+/// The command line's finder: a path, or a name in the games folder.
+pub fn find_file(name: &str, dir: Option<&Path>) -> Result<(PathBuf, String), GameError> {
+    let path = find_game(name, &games_dir(dir))?;
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| GameError::NotFound(format!("cannot read {}: {e}", path.display())))?;
+    Ok((path, text))
+}
+
 /// Loads the game named on the command line, printing load warnings.
 pub fn open(a: &GameArgs) -> Result<Session, CliError> {
-    let dir = games_dir(a.games.as_deref());
-    let path = find_game(&a.game, &dir)?;
-    let (mut game, warnings) = Game::load(&path)?;
+    open_with(a, &find_file)
+}
+
+/// Loads the game named on the command line as `find` finds it.
+pub fn open_with(a: &GameArgs, find: &Finder) -> Result<Session, CliError> {
+    let (path, text) = find(&a.game, a.games.as_deref())?;
+    let (rules, mut warnings) = rules_text(&path, &text)?;
+    let (mut game, more) = Game::from_source(&path, &rules)?;
+    warnings.push_str(&more);
     if !warnings.is_empty() {
         eprint!("{warnings}");
     }

@@ -214,7 +214,7 @@ pub struct Game {
 
 /// Where a game named `name` is: a path, the folder `$TABULA_GAMES`, or
 /// the games compiled into the module.
-fn source(name: &str) -> Result<(PathBuf, String), GameError> {
+pub fn source(name: &str) -> Result<(PathBuf, String), GameError> {
     let looks_like_path = name.contains('/') || [".rules", ".kif", ".pl"].iter().any(|x| name.ends_with(x));
     if looks_like_path {
         let p = PathBuf::from(name);

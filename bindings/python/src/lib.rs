@@ -7,6 +7,7 @@ mod errors;
 mod games;
 mod query;
 mod state;
+mod work;
 
 use pyo3::prelude::*;
 
@@ -21,5 +22,8 @@ fn _tabula(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(games::_load_again, m)?)?;
     m.add_function(wrap_pyfunction!(state::_state_again, m)?)?;
     m.add_function(wrap_pyfunction!(query::query, m)?)?;
+    m.add_function(wrap_pyfunction!(work::_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(work::_run_shard, m)?)?;
+    m.add_function(wrap_pyfunction!(work::_merge, m)?)?;
     Ok(())
 }

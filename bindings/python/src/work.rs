@@ -1,0 +1,83 @@
+//! Work units from Python: a `match`, `perft` or `bench` command line made
+//! a job, one shard of it run in this process (a Ray task calls this), and
+//! the shards merged into the command's report. `tabula.cluster` drives
+//! them on Ray.
+
+use crate::errors::TabulaError;
+use pyo3::prelude::*;
+use std::path::{Path, PathBuf};
+use tabula::game::{GameError, find_game};
+use tabula::work::{self, Hooks, Job, Shard, Timing};
+
+fn error(e: impl std::fmt::Display) -> PyErr {
+    TabulaError::new_err(e.to_string())
+}
+
+/// A game as this module finds it: `--games DIR` when given, otherwise a
+/// path, `$TABULA_GAMES` or the games compiled in.
+fn find(name: &str, dir: Option<&Path>) -> Result<(PathBuf, String), GameError> {
+    match dir {
+        Some(d) => {
+            let path = find_game(name, d)?;
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| GameError::NotFound(format!("cannot read {}: {e}", path.display())))?;
+            Ok((path, text))
+        }
+        None => crate::games::source(name),
+    }
+}
+
+/// Reads a `match`, `perft` or `bench` command line (as `tabula` takes it,
+/// without `tabula`) into `(job, path, rules, json)`: the job as JSON, the
+/// rules it runs, and whether `--json` was given. Raises `TabulaError`
+/// with the command line's own message.
+#[pyfunction]
+pub fn _plan(py: Python<'_>, argv: Vec<String>) -> PyResult<(String, String, String, bool)> {
+    let plan = py.detach(|| tabula::cli::plan(&argv, &find)).map_err(|e| error(e.0))?;
+    let job = serde_json::to_string(&plan.job).map_err(error)?;
+    Ok((job, plan.path.display().to_string(), plan.source, plan.json))
+}
+
+/// Runs shard `index` of `count` of a job (JSON) on the rules given, on
+/// `threads` threads, with the GIL released; returns the shard file's JSON.
+#[pyfunction]
+#[pyo3(signature = (job, path, rules, index, count, threads = 1))]
+pub fn _run_shard(
+    py: Python<'_>,
+    job: &str,
+    path: &str,
+    rules: &str,
+    index: u64,
+    count: u64,
+    threads: usize,
+) -> PyResult<String> {
+    let job: Job = serde_json::from_str(job).map_err(|e| error(format!("not a job: {e}")))?;
+    let shard: Shard = format!("{index}/{count}").parse().map_err(error)?;
+    let done =
+        py.detach(|| work::run(Path::new(path), rules, &job, shard, threads, &Hooks::default())).map_err(error)?;
+    serde_json::to_string(&done).map_err(error)
+}
+
+/// Merges shard files, given as `(name, JSON)` pairs, into the report of
+/// the whole run: text, or JSON with `json`. `seconds`, when given,
+/// replaces the shards' seconds added up (a cluster gives its wall time).
+#[pyfunction]
+#[pyo3(signature = (shards, json = false, seconds = None))]
+pub fn _merge(shards: Vec<(String, String)>, json: bool, seconds: Option<f64>) -> PyResult<String> {
+    let mut read = Vec::new();
+    for (name, text) in &shards {
+        read.push((name.clone(), work::read_shard(name, text).map_err(error)?));
+    }
+    let m = work::merge(&read).map_err(error)?;
+    let timing = Timing {
+        seconds: seconds.unwrap_or(m.seconds),
+        shards: m.shards,
+        added: seconds.is_none(),
+        interrupted: false,
+    };
+    Ok(if json {
+        work::report_json(&m.job, &m.result, timing).to_string()
+    } else {
+        work::report_text(&m.job, &m.result, timing)
+    })
+}

@@ -1,0 +1,793 @@
+//! Work units: `match`, `perft` and `bench` as jobs that split into shards.
+//!
+//! A [`Job`] says everything a run depends on (the game and a digest of
+//! its rules, the options, the seed, the command's own arguments). Shard
+//! `I` of `N` does the items `i` with `i mod N == I`: game `g` of a match,
+//! playout `i` of a bench, node `j` of a perft's frontier. An item's result
+//! depends on the job and the item alone, so [`merge`] of the `N` shards'
+//! results is exactly the result of the whole run, whatever `N` is, and
+//! however many threads or machines ran them. The command line runs a
+//! whole job as the one shard `0/1`; `--shard I/N` writes one
+//! [`ShardFile`] as JSON, `tabula merge` combines them, and the Python
+//! package runs the shards as Ray tasks.
+
+mod report;
+
+pub use report::{Timing, perft_line, report_json, report_text, wilson};
+
+use crate::ai::{self, Controller};
+use crate::game::{Game, GameError, Outcome, State};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// The format a shard file declares; `merge` refuses any other.
+pub const FORMAT: &str = "tabula-shard/1";
+
+/// An error of a work unit: what went wrong, in words a user can act on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkError(pub String);
+
+impl fmt::Display for WorkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for WorkError {}
+
+impl From<GameError> for WorkError {
+    fn from(e: GameError) -> Self {
+        WorkError(e.to_string())
+    }
+}
+
+/// Shard `index` of `count` (counted from 0), written `I/N`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    /// The whole job as one shard.
+    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+
+    /// Whether item `i` is this shard's.
+    pub fn owns(&self, i: u64) -> bool {
+        i % self.count == self.index
+    }
+
+    /// How many of the items `0..total` are this shard's.
+    pub fn len(&self, total: u64) -> u64 {
+        if total <= self.index { 0 } else { (total - self.index).div_ceil(self.count) }
+    }
+
+    /// This shard's `k`-th item.
+    pub fn item(&self, k: u64) -> u64 {
+        self.index + k * self.count
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let help = "write I/N: shard I of N, I from 0 to N-1 (e.g. 0/4 ... 3/4)";
+        let (i, n) = s.split_once('/').ok_or_else(|| format!("`{s}` is not a shard: {help}"))?;
+        let (i, n) = match (i.trim().parse::<u64>(), n.trim().parse::<u64>()) {
+            (Ok(i), Ok(n)) => (i, n),
+            _ => return Err(format!("`{s}` is not a shard: {help}")),
+        };
+        if n == 0 {
+            return Err(format!("`{s}` is not a shard: N must be at least 1"));
+        }
+        if i >= n {
+            return Err(format!(
+                "`{s}` is not a shard: I must be below N (the shards of {n} are 0/{n} to {}/{n})",
+                n - 1
+            ));
+        }
+        Ok(Shard { index: i, count: n })
+    }
+}
+
+/// What a run does, and everything its result depends on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    /// The game's name (its file name without the extension).
+    pub game: String,
+    /// A digest of the rules' text: shards of different rules never merge.
+    pub digest: String,
+    /// Every option of the game with its value (given or default).
+    pub options: BTreeMap<String, String>,
+    /// The seats, in turn order.
+    pub players: Vec<String>,
+    pub seed: u64,
+    #[serde(flatten)]
+    pub task: Task,
+}
+
+/// The command's own arguments.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "lowercase")]
+pub enum Task {
+    /// Games between controllers (one per seat, in seat order), rotated a
+    /// seat on after each game.
+    Match { controllers: Vec<String>, think: Option<f64>, games: u64, max_plies: u32 },
+    /// Leaves of the move tree for depths 1..depth, or at `depth` under
+    /// each first move.
+    Perft { depth: u32, start: Option<String>, divide: bool },
+    /// Uniformly random playouts, playout `i` seeded with seed + i.
+    Bench { playouts: u64, start: Option<String> },
+}
+
+impl Job {
+    /// A job for `game` as loaded, with the options given (the others take
+    /// their defaults).
+    pub fn new(game: &mut Game, given: &[(String, String)], seed: u64, task: Task) -> Result<Job, WorkError> {
+        let options_term = game.options_term(given)?;
+        let players = game.players(&options_term)?;
+        let options = game
+            .options
+            .iter()
+            .map(|o| {
+                let v = given.iter().find(|(k, _)| *k == o.name).map_or_else(|| o.default.clone(), |(_, v)| v.clone());
+                (o.name.clone(), v)
+            })
+            .collect();
+        Ok(Job { game: game.name.clone(), digest: digest(&game.source), options, players, seed, task })
+    }
+
+    fn option_pairs(&self) -> Vec<(String, String)> {
+        self.options.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    }
+}
+
+/// FNV-1a over the rules' text, as 16 hex digits.
+pub fn digest(source: &str) -> String {
+    let h = source.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
+    format!("{h:016x}")
+}
+
+/// A controller's games in a match.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+    /// The longest a move took, in seconds.
+    pub slowest: f64,
+}
+
+/// What a shard (or a whole run) found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "lowercase")]
+pub enum Part {
+    Match {
+        played: u64,
+        plies: u64,
+        /// Games still going at `max_plies` (counted as draws).
+        unfinished: u64,
+        /// One per controller, in the order of the job's controllers.
+        controllers: Vec<Record>,
+    },
+    Perft {
+        /// Leaves at depths 1..depth (empty with divide).
+        nodes: Vec<u64>,
+        /// Seconds each depth took (the sum over shards, once merged).
+        seconds: Vec<f64>,
+        /// With divide: each first move and the leaves under it.
+        divide: Vec<(String, u64)>,
+    },
+    Bench {
+        played: u64,
+        plies: u64,
+        draws: u64,
+        /// Wins by seat, in seat order.
+        wins: Vec<(String, u64)>,
+    },
+}
+
+/// One shard's result, as `--shard` writes it and `merge` reads it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShardFile {
+    pub format: String,
+    /// The tabula version that ran it.
+    pub version: String,
+    pub shard: Shard,
+    pub job: Job,
+    /// Seconds the shard took.
+    pub seconds: f64,
+    /// Stopped (Ctrl-C) before all its items were done.
+    pub interrupted: bool,
+    pub result: Part,
+}
+
+/// Hooks of a run: progress and a stop flag.
+pub struct Hooks<'a> {
+    /// Called as items finish (with how many finished).
+    pub tick: &'a (dyn Fn(u64) + Sync),
+    /// Set to stop handing out items (the items being done finish).
+    pub stop: &'a AtomicBool,
+    /// A perft depth finished: depth, leaves so far, seconds (whole runs
+    /// print depths as they come).
+    pub depth_done: &'a (dyn Fn(u32, u64, f64) + Sync),
+    /// No item starts after this (a bench for a time; not a stop).
+    pub deadline: Option<Instant>,
+}
+
+impl Default for Hooks<'static> {
+    fn default() -> Self {
+        static NEVER: AtomicBool = AtomicBool::new(false);
+        Hooks { tick: &|_| {}, stop: &NEVER, depth_done: &|_, _, _| {}, deadline: None }
+    }
+}
+
+/// Runs shard `shard` of `job` on `threads` threads, each with its own
+/// engine loaded from `path` and `source` (which must be the job's rules).
+pub fn run(
+    path: &Path,
+    source: &str,
+    job: &Job,
+    shard: Shard,
+    threads: usize,
+    hooks: &Hooks,
+) -> Result<ShardFile, WorkError> {
+    if digest(source) != job.digest {
+        return Err(WorkError(format!(
+            "the rules in {} are not the rules of this job (digest {}, the job's {}): every shard must run the same file",
+            path.display(),
+            digest(source),
+            job.digest
+        )));
+    }
+    let started = Instant::now();
+    let (result, interrupted) = match &job.task {
+        Task::Match { .. } => run_match(path, source, job, shard, threads, hooks)?,
+        Task::Perft { .. } => run_perft(path, source, job, shard, threads, hooks)?,
+        Task::Bench { .. } => run_bench(path, source, job, shard, threads, hooks)?,
+    };
+    Ok(ShardFile {
+        format: FORMAT.to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        shard,
+        job: job.clone(),
+        seconds: started.elapsed().as_secs_f64(),
+        interrupted,
+        result,
+    })
+}
+
+/// Does `work` on the items `index(0)`, `index(1)`, ... (`total` of them)
+/// on `threads` threads. A thread loads its own engine and makes its
+/// context with `setup` once. Items are handed out in order until all are
+/// done, one fails, `hooks.stop` is set or `hooks.deadline` passes; every
+/// item handed out is finished, so the results (in order) are those of the
+/// first items, and fewer than `total` only after a stop.
+fn run_items<C, T: Send>(
+    path: &Path,
+    source: &str,
+    (total, index): (usize, &(dyn Fn(usize) -> u64 + Sync)),
+    threads: usize,
+    hooks: &Hooks,
+    setup: &(dyn Fn(&mut Game) -> Result<C, WorkError> + Sync),
+    work: &(dyn Fn(&mut Game, &C, u64) -> Result<T, WorkError> + Sync),
+) -> Result<Vec<T>, WorkError> {
+    let next = AtomicUsize::new(0);
+    let slots: Mutex<Vec<Option<T>>> = Mutex::new(Vec::new());
+    let failure: Mutex<Option<WorkError>> = Mutex::new(None);
+    let threads = threads.clamp(1, total.max(1));
+    let fail = |e: WorkError| {
+        let mut f = failure.lock().unwrap_or_else(|p| p.into_inner());
+        f.get_or_insert(e);
+        next.store(total, Ordering::SeqCst);
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let worker = || -> Result<(), WorkError> {
+                let (mut game, _) = Game::from_source(path, source)?;
+                let context = setup(&mut game)?;
+                loop {
+                    if hooks.stop.load(Ordering::SeqCst) || hooks.deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Ok(());
+                    }
+                    let k = next.fetch_add(1, Ordering::SeqCst);
+                    if k >= total {
+                        return Ok(());
+                    }
+                    let r = work(&mut game, &context, index(k))?;
+                    let mut slots = slots.lock().map_err(|_| WorkError("a worker thread failed".into()))?;
+                    if slots.len() <= k {
+                        slots.resize_with(k + 1, || None);
+                    }
+                    slots[k] = Some(r);
+                    drop(slots);
+                    (hooks.tick)(1);
+                }
+            };
+            let spawned = std::thread::Builder::new().stack_size(64 << 20).spawn_scoped(scope, move || {
+                if let Err(e) = worker() {
+                    fail(e);
+                }
+            });
+            if let Err(e) = spawned {
+                fail(WorkError(format!("cannot start a worker thread: {e}")));
+            }
+        }
+    });
+    if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    let slots = slots.into_inner().map_err(|_| WorkError("a worker thread failed".into()))?;
+    Ok(slots.into_iter().map_while(|s| s).collect())
+}
+
+/// One game of a match: the controller (by index) in each seat, the
+/// outcome (`None`: still going at the ply limit), its length, and each
+/// controller's slowest move.
+struct Played {
+    by_seat: Vec<usize>,
+    outcome: Option<Outcome>,
+    plies: u64,
+    slowest: Vec<f64>,
+}
+
+/// Plays game `g`: controller `(i + g) mod n` takes seat `i`; the game's
+/// setup and the controllers' choices are seeded with seed + g.
+fn play_game(
+    game: &mut Game,
+    options: &crate::engine::Tmpl,
+    job: &Job,
+    controllers: &[Controller],
+    max_plies: u32,
+    g: u64,
+) -> Result<Played, WorkError> {
+    let players = &job.players;
+    let n = players.len();
+    let by_seat: Vec<usize> = (0..n).map(|i| (i + g as usize) % n).collect();
+    let game_seed = job.seed.wrapping_add(g);
+    let mut rng = ChaCha8Rng::seed_from_u64(game_seed);
+    let mut state = game.initial_state(options, game_seed)?;
+    let mut slowest = vec![0.0; controllers.len()];
+    for ply in 0..max_plies {
+        if let Some(o) = game.outcome(&state)? {
+            return Ok(Played { by_seat, outcome: Some(o), plies: ply as u64, slowest });
+        }
+        let mover = game.to_move(&state)?;
+        let c = by_seat[ai::seat(players, &mover)?];
+        let legal = game.legal_moves(&state)?;
+        let started = Instant::now();
+        let choice = ai::choose(game, players, &state, &controllers[c], rng.r#gen(), 1)?;
+        slowest[c] = f64::max(slowest[c], started.elapsed().as_secs_f64());
+        let k = ai::position_of(game, &legal, &choice)?;
+        state = legal[k].next.clone();
+    }
+    let outcome = game.outcome(&state)?;
+    Ok(Played { by_seat, outcome, plies: max_plies as u64, slowest })
+}
+
+fn run_match(
+    path: &Path,
+    source: &str,
+    job: &Job,
+    shard: Shard,
+    threads: usize,
+    hooks: &Hooks,
+) -> Result<(Part, bool), WorkError> {
+    let Task::Match { controllers, think, games, max_plies } = &job.task else { unreachable!("a match job") };
+    if controllers.len() != job.players.len() {
+        return Err(WorkError(format!(
+            "a match of {} needs a controller for each of its {} seats, not {}",
+            job.game,
+            job.players.len(),
+            controllers.len()
+        )));
+    }
+    let parsed: Vec<Controller> =
+        controllers.iter().map(|c| Controller::parse(c, *think)).collect::<Result<_, _>>().map_err(WorkError)?;
+    if let Some(c) = parsed.iter().find(|c| c.is_human()) {
+        return Err(WorkError(format!("a match is between computer players; `{c}` is not one")));
+    }
+    let total = shard.len(*games) as usize;
+    let pairs = job.option_pairs();
+    let setup = |game: &mut Game| Ok(game.options_term(&pairs)?);
+    let work =
+        |game: &mut Game, options: &crate::engine::Tmpl, g: u64| play_game(game, options, job, &parsed, *max_plies, g);
+    let done = run_items(path, source, (total, &|k| shard.item(k as u64)), threads, hooks, &setup, &work)?;
+    let interrupted = done.len() < total;
+    let m = parsed.len();
+    let mut records = vec![Record::default(); m];
+    let (mut played, mut plies, mut unfinished) = (0, 0, 0);
+    for r in done {
+        played += 1;
+        plies += r.plies;
+        for (c, t) in r.slowest.iter().enumerate() {
+            records[c].slowest = records[c].slowest.max(*t);
+        }
+        match &r.outcome {
+            Some(Outcome::Winner(p)) => {
+                for (seat, &c) in r.by_seat.iter().enumerate() {
+                    if job.players[seat] == *p {
+                        records[c].wins += 1;
+                    } else {
+                        records[c].losses += 1;
+                    }
+                }
+            }
+            Some(Outcome::Draw) | None => {
+                unfinished += u64::from(r.outcome.is_none());
+                for &c in &r.by_seat {
+                    records[c].draws += 1;
+                }
+            }
+        }
+    }
+    Ok((Part::Match { played, plies, unfinished, controllers: records }, interrupted))
+}
+
+/// The start of a perft or bench: the state written in the job, or the
+/// initial state dealt with the seed.
+fn start_state(game: &mut Game, job: &Job, start: &Option<String>) -> Result<State, WorkError> {
+    Ok(match start {
+        Some(text) => game.parse_state(text)?,
+        None => {
+            let options = game.options_term(&job.option_pairs())?;
+            game.initial_state(&options, job.seed)?
+        }
+    })
+}
+
+fn run_bench(
+    path: &Path,
+    source: &str,
+    job: &Job,
+    shard: Shard,
+    threads: usize,
+    hooks: &Hooks,
+) -> Result<(Part, bool), WorkError> {
+    let Task::Bench { playouts, start } = &job.task else { unreachable!("a bench job") };
+    // A bench for a time plays until the deadline (its playouts are then
+    // u64::MAX, and it is not a shard).
+    let total = usize::try_from(shard.len(*playouts)).unwrap_or(usize::MAX);
+    let pairs = job.option_pairs();
+    let setup = |game: &mut Game| -> Result<_, WorkError> {
+        let options = game.options_term(&pairs)?;
+        let from = match start {
+            Some(_) => Some(start_state(game, job, start)?),
+            None => None,
+        };
+        Ok((options, from))
+    };
+    // From the initial state each playout is dealt anew with its own seed.
+    let work = |game: &mut Game, (options, from): &(crate::engine::Tmpl, Option<State>), i: u64| {
+        Ok(game.seeded_playout(options, from.as_ref(), job.seed.wrapping_add(i))?)
+    };
+    let done = run_items(path, source, (total, &|k| shard.item(k as u64)), threads, hooks, &setup, &work)?;
+    let interrupted = done.len() < total && hooks.stop.load(Ordering::SeqCst);
+    let mut tally = crate::game::Tally::new(&job.players);
+    for (len, outcome) in done {
+        tally.record(len, outcome);
+    }
+    let crate::game::Tally { played, plies, draws, wins } = tally;
+    Ok((Part::Bench { played, plies, draws, wins }, interrupted))
+}
+
+/// The positions `split` plies deep, each with the index of the first move
+/// that leads to it, and the number of leaves at each depth up to `split`
+/// with the seconds each level took. Finished games stop there (they have
+/// no leaves deeper).
+type Frontier = (Vec<(usize, State)>, Vec<u64>, Vec<f64>);
+
+fn frontier(game: &mut Game, root: &State, split: u32) -> Result<Frontier, WorkError> {
+    let mut clock = Instant::now();
+    let mut level: Vec<(usize, State)> = Vec::new();
+    if game.outcome(root)?.is_none() {
+        for (k, (_, s)) in game.successors(root)?.into_iter().enumerate() {
+            level.push((k, s));
+        }
+    }
+    let (mut counts, mut seconds) = (vec![level.len() as u64], vec![clock.elapsed().as_secs_f64()]);
+    for _ in 1..split {
+        clock = Instant::now();
+        let mut deeper = Vec::new();
+        for (k, s) in &level {
+            if game.outcome(s)?.is_none() {
+                deeper.extend(game.successors(s)?.into_iter().map(|(_, t)| (*k, t)));
+            }
+        }
+        level = deeper;
+        counts.push(level.len() as u64);
+        seconds.push(clock.elapsed().as_secs_f64());
+    }
+    Ok((level, counts, seconds))
+}
+
+/// Frontier nodes wanted per shard: enough that the shards' subtrees even
+/// out and each shard's threads have work.
+const NODES_PER_SHARD: u64 = 32;
+
+fn run_perft(
+    path: &Path,
+    source: &str,
+    job: &Job,
+    shard: Shard,
+    threads: usize,
+    hooks: &Hooks,
+) -> Result<(Part, bool), WorkError> {
+    let Task::Perft { depth, start, divide } = &job.task else { unreachable!("a perft job") };
+    let depth = *depth;
+    if depth == 0 {
+        return Err(WorkError("perft counts depths from 1: give a depth of at least 1".into()));
+    }
+    let (mut game, _) = Game::from_source(path, source)?;
+    let root = start_state(&mut game, job, start)?;
+    let first_moves: Vec<String> = if *divide && game.outcome(&root)?.is_none() {
+        game.legal_moves(&root)?.into_iter().map(|m| m.text).collect()
+    } else {
+        Vec::new()
+    };
+    // The split depth depends on the job and the number of shards only, so
+    // that every shard cuts the tree at the same place.
+    let mut split = 1;
+    let (mut nodes, mut counts, mut level_seconds) = frontier(&mut game, &root, split)?;
+    while split < depth && (nodes.len() as u64) < NODES_PER_SHARD * shard.count && !nodes.is_empty() {
+        split += 1;
+        (nodes, counts, level_seconds) = frontier(&mut game, &root, split)?;
+    }
+    let texts: Vec<(usize, String)> = nodes.iter().map(|(k, s)| (*k, game.engine().term_text(&s.0))).collect();
+    drop(nodes);
+    let owned: Vec<u64> = (0..texts.len() as u64).filter(|&j| shard.owns(j)).collect();
+    let setup = |_: &mut Game| Ok(());
+    let started = Instant::now();
+    if *divide {
+        let rest = depth - split;
+        let work = |game: &mut Game, _: &(), j: u64| {
+            let state = game.parse_state(&texts[j as usize].1)?;
+            Ok(game.perft(&state, rest)?)
+        };
+        let done = run_items(path, source, (owned.len(), &|k| owned[k]), threads, hooks, &setup, &work)?;
+        let interrupted = done.len() < owned.len();
+        let mut per_move: Vec<(String, u64)> = first_moves.into_iter().map(|m| (m, 0)).collect();
+        for (j, n) in owned.iter().zip(done) {
+            per_move[texts[*j as usize].0].1 += n;
+        }
+        let secs = started.elapsed().as_secs_f64();
+        return Ok((Part::Perft { nodes: Vec::new(), seconds: vec![secs], divide: per_move }, interrupted));
+    }
+    // Depths up to the split are counted by shard 0 alone; deeper ones
+    // are the sum over each shard's nodes. Items run depth by depth.
+    let mut nodes_by_depth = vec![0u64; depth as usize];
+    let mut seconds = vec![0.0; depth as usize];
+    for d in 1..=split.min(depth) {
+        let i = d as usize - 1;
+        if shard.index == 0 {
+            (nodes_by_depth[i], seconds[i]) = (counts[i], level_seconds[i]);
+        }
+        (hooks.depth_done)(d, nodes_by_depth[i], seconds[i]);
+    }
+    let deeper: Vec<u32> = (split + 1..=depth).collect();
+    let width = texts.len() as u64;
+    // Item k is node owned[k mod |owned|] at depth deeper[k / |owned|].
+    let total = deeper.len() * owned.len();
+    let index = |k: usize| (k / owned.len()) as u64 * width + owned[k % owned.len()];
+    // Depth d is reported when its last item is done and every shallower
+    // depth has been reported.
+    let pending: Mutex<(Vec<usize>, Vec<u64>, usize, Instant)> =
+        Mutex::new((vec![owned.len(); deeper.len()], vec![0; deeper.len()], 0, started));
+    let reported: Mutex<Vec<(u64, f64)>> = Mutex::new(Vec::new());
+    let work = |game: &mut Game, _: &(), item: u64| -> Result<u64, WorkError> {
+        let (e, j) = ((item / width) as usize, (item % width) as usize);
+        let state = game.parse_state(&texts[j].1)?;
+        let n = game.perft(&state, deeper[e] - split)?;
+        let mut p = pending.lock().map_err(|_| WorkError("a worker thread failed".into()))?;
+        p.0[e] -= 1;
+        p.1[e] += n;
+        while p.2 < deeper.len() && p.0[p.2] == 0 {
+            let secs = p.3.elapsed().as_secs_f64();
+            p.3 = Instant::now();
+            let (d, total) = (deeper[p.2], p.1[p.2]);
+            (hooks.depth_done)(d, total, secs);
+            if let Ok(mut r) = reported.lock() {
+                r.push((total, secs));
+            }
+            p.2 += 1;
+        }
+        Ok(n)
+    };
+    let done =
+        if total == 0 { Vec::new() } else { run_items(path, source, (total, &index), threads, hooks, &setup, &work)? };
+    let interrupted = done.len() < total;
+    let reported = reported.into_inner().unwrap_or_default();
+    for (e, d) in deeper.iter().enumerate() {
+        let (n, secs) = reported.get(e).copied().unwrap_or((0, 0.0));
+        if owned.is_empty() {
+            // This shard has no nodes: its deeper depths are all 0.
+            (hooks.depth_done)(*d, 0, 0.0);
+        }
+        nodes_by_depth[*d as usize - 1] = n;
+        seconds[*d as usize - 1] = secs;
+    }
+    Ok((Part::Perft { nodes: nodes_by_depth, seconds, divide: Vec::new() }, interrupted))
+}
+
+/// Reads a shard file's JSON, naming the file in any error.
+pub fn read_shard(name: &str, text: &str) -> Result<ShardFile, WorkError> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| WorkError(format!("{name}: not a shard file: {e}")))?;
+    match value.get("format").and_then(|f| f.as_str()) {
+        Some(FORMAT) => {}
+        Some(other) => {
+            return Err(WorkError(format!("{name}: a shard file of format `{other}`; this tabula reads `{FORMAT}`")));
+        }
+        None => return Err(WorkError(format!("{name}: not a shard file (no \"format\": \"{FORMAT}\")"))),
+    }
+    serde_json::from_value(value).map_err(|e| WorkError(format!("{name}: a broken shard file: {e}")))
+}
+
+/// The result of a whole run, from all its shards.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Merged {
+    pub job: Job,
+    pub shards: u64,
+    /// The shards' seconds added up.
+    pub seconds: f64,
+    pub result: Part,
+}
+
+/// Combines the `N` shards of one job (each exactly once) into the result
+/// of the whole run. `names` name the shards in errors.
+pub fn merge(shards: &[(String, ShardFile)]) -> Result<Merged, WorkError> {
+    let Some((first_name, first)) = shards.first() else {
+        return Err(WorkError("no shard files to merge".into()));
+    };
+    let count = first.shard.count;
+    let mut seen: Vec<Option<&str>> = vec![None; count.min(1 << 20) as usize];
+    if count > 1 << 20 {
+        return Err(WorkError(format!("{first_name}: {count} shards is more than this tabula merges (1,048,576)")));
+    }
+    for (name, s) in shards {
+        if s.job != first.job {
+            return Err(WorkError(format!(
+                "{name} is a shard of another run than {first_name}: {}",
+                job_difference(&first.job, &s.job)
+            )));
+        }
+        if s.shard.count != count {
+            return Err(WorkError(format!(
+                "{name} is shard {} but {first_name} is shard {}: a run is split one way only",
+                s.shard, first.shard
+            )));
+        }
+        if s.interrupted {
+            return Err(WorkError(format!("{name}: shard {} was interrupted before its end; run it again", s.shard)));
+        }
+        let slot = &mut seen[s.shard.index as usize];
+        if let Some(other) = slot {
+            return Err(WorkError(format!("shard {} is given twice: {other} and {name}", s.shard)));
+        }
+        *slot = Some(name);
+    }
+    let missing: Vec<String> =
+        seen.iter().enumerate().filter(|(_, s)| s.is_none()).map(|(i, _)| format!("{i}/{count}")).collect();
+    if !missing.is_empty() {
+        let shown = missing.iter().take(10).cloned().collect::<Vec<_>>().join(", ");
+        let more = if missing.len() > 10 { format!(" and {} more", missing.len() - 10) } else { String::new() };
+        return Err(WorkError(format!("missing shard{} {shown}{more}", if missing.len() == 1 { "" } else { "s" })));
+    }
+    let mut ordered: Vec<&ShardFile> = shards.iter().map(|(_, s)| s).collect();
+    ordered.sort_by_key(|s| s.shard.index);
+    let mut result = ordered[0].result.clone();
+    for s in &ordered[1..] {
+        add(&mut result, &s.result).map_err(|e| WorkError(format!("shard {}: {e}", s.shard)))?;
+    }
+    Ok(Merged { job: first.job.clone(), shards: count, seconds: ordered.iter().map(|s| s.seconds).sum(), result })
+}
+
+/// The first difference between two jobs, in words.
+fn job_difference(a: &Job, b: &Job) -> String {
+    let (ja, jb) = (serde_json::to_value(a).unwrap_or_default(), serde_json::to_value(b).unwrap_or_default());
+    if let (Some(ma), Some(mb)) = (ja.as_object(), jb.as_object()) {
+        for (k, va) in ma {
+            let vb = mb.get(k).cloned().unwrap_or(serde_json::Value::Null);
+            if *va != vb {
+                return format!("its {k} is {vb}, not {va}");
+            }
+        }
+    }
+    "its job differs".to_string()
+}
+
+/// Adds a shard's result to a running total.
+fn add(total: &mut Part, more: &Part) -> Result<(), String> {
+    match (total, more) {
+        (
+            Part::Match { played, plies, unfinished, controllers },
+            Part::Match { played: p2, plies: l2, unfinished: u2, controllers: c2 },
+        ) if controllers.len() == c2.len() => {
+            *played += p2;
+            *plies += l2;
+            *unfinished += u2;
+            for (r, r2) in controllers.iter_mut().zip(c2) {
+                r.wins += r2.wins;
+                r.draws += r2.draws;
+                r.losses += r2.losses;
+                r.slowest = r.slowest.max(r2.slowest);
+            }
+            Ok(())
+        }
+        (Part::Perft { nodes, seconds, divide }, Part::Perft { nodes: n2, seconds: s2, divide: d2 })
+            if nodes.len() == n2.len() && seconds.len() == s2.len() && divide.len() == d2.len() =>
+        {
+            for (n, m) in nodes.iter_mut().zip(n2) {
+                *n += m;
+            }
+            for (s, t) in seconds.iter_mut().zip(s2) {
+                *s += t;
+            }
+            for ((mv, n), (mv2, m)) in divide.iter_mut().zip(d2) {
+                if mv != mv2 {
+                    return Err(format!("its first moves differ ({mv2} where another has {mv})"));
+                }
+                *n += m;
+            }
+            Ok(())
+        }
+        (Part::Bench { played, plies, draws, wins }, Part::Bench { played: p2, plies: l2, draws: d2, wins: w2 }) => {
+            *played += p2;
+            *plies += l2;
+            *draws += d2;
+            for (p, n) in w2 {
+                match wins.iter_mut().find(|(q, _)| q == p) {
+                    Some(r) => r.1 += n,
+                    None => wins.push((p.clone(), *n)),
+                }
+            }
+            Ok(())
+        }
+        _ => Err("its result does not have the shape of the others'".to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_are_written_i_of_n_from_zero() {
+        assert_eq!("2/5".parse::<Shard>(), Ok(Shard { index: 2, count: 5 }));
+        assert_eq!(" 0 / 1 ".parse::<Shard>(), Ok(Shard::WHOLE));
+        for bad in ["3/2", "2/2", "1/0", "x/2", "2", "-1/3", ""] {
+            let e = bad.parse::<Shard>().unwrap_err();
+            assert!(e.contains("is not a shard"), "{bad}: {e}");
+        }
+        assert!("3/2".parse::<Shard>().unwrap_err().contains("0/2 to 1/2"));
+    }
+
+    #[test]
+    fn every_item_belongs_to_exactly_one_shard() {
+        let n = 7;
+        let mut all: Vec<u64> = (0..n)
+            .flat_map(|i| {
+                let s = Shard { index: i, count: n };
+                (0..s.len(50)).map(move |k| s.item(k))
+            })
+            .collect();
+        all.sort();
+        assert_eq!(all, (0..50).collect::<Vec<_>>());
+        assert_eq!(Shard { index: 3, count: 4 }.len(3), 0);
+        assert_eq!(Shard { index: 2, count: 4 }.len(3), 1);
+    }
+}

@@ -1,0 +1,205 @@
+//! The reports of `match`, `perft` and `bench`, as text and as JSON: one
+//! writer for a whole run on one machine, a merge of shard files and a run
+//! on a Ray cluster, so all three print the same thing.
+
+use super::{Job, Part, Task};
+use serde_json::{Value as Json, json};
+use std::fmt::Write;
+
+/// Wilson's 95% interval for a proportion `p` of `n` trials.
+pub fn wilson(p: f64, n: f64) -> (f64, f64) {
+    if n == 0.0 {
+        return (0.0, 1.0);
+    }
+    let z = 1.96_f64;
+    let d = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / d;
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / d;
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// How a result was made: in how many shards, in how many seconds (the
+/// time of a whole run, or of a cluster run, or its shards' seconds added
+/// up), and whether it was stopped before its end.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    pub seconds: f64,
+    pub shards: u64,
+    /// `seconds` are the shards' seconds added up.
+    pub added: bool,
+    pub interrupted: bool,
+}
+
+impl Timing {
+    /// A run in one piece.
+    pub fn whole(seconds: f64, interrupted: bool) -> Timing {
+        Timing { seconds, shards: 1, added: false, interrupted }
+    }
+
+    /// What the text says after the seconds.
+    fn note(&self) -> String {
+        match (self.shards, self.added) {
+            (0 | 1, _) => String::new(),
+            (n, true) => format!(" ({n} shards, their seconds added up)"),
+            (n, false) => format!(" ({n} shards)"),
+        }
+    }
+}
+
+/// The report as one JSON document.
+pub fn report_json(job: &Job, result: &Part, timing: Timing) -> Json {
+    let Timing { seconds, shards, interrupted, .. } = timing;
+    let options: serde_json::Map<String, Json> =
+        job.options.iter().map(|(k, v)| (k.clone(), Json::String(v.clone()))).collect();
+    let mut doc = match (&job.task, result) {
+        (Task::Match { controllers: specs, think, .. }, Part::Match { played, plies, unfinished, controllers }) => {
+            let draw_share = 1.0 / job.players.len().max(1) as f64;
+            let rows: Vec<Json> = specs
+                .iter()
+                .zip(controllers)
+                .map(|(spec, r)| {
+                    let games = (r.wins + r.draws + r.losses) as f64;
+                    let score = if games > 0.0 { (r.wins as f64 + r.draws as f64 * draw_share) / games } else { 0.0 };
+                    let (lo, hi) = wilson(score, games);
+                    json!({"spec": spec, "think": think, "wins": r.wins, "draws": r.draws, "losses": r.losses,
+                           "score": score, "ci95": [lo, hi], "max_move_seconds": r.slowest})
+                })
+                .collect();
+            json!({"game": job.game, "options": options, "games": played, "seed": job.seed, "seconds": seconds,
+                   "average_length": *plies as f64 / (*played).max(1) as f64, "unfinished": unfinished,
+                   "interrupted": interrupted, "controllers": rows})
+        }
+        (Task::Perft { depth, divide: true, .. }, Part::Perft { divide, .. }) => {
+            let rows: Vec<Json> = divide.iter().map(|(m, n)| json!({"move": m, "nodes": n})).collect();
+            let total: u64 = divide.iter().map(|(_, n)| n).sum();
+            json!({"game": job.game, "options": options, "depth": depth, "divide": rows, "nodes": total})
+        }
+        (Task::Perft { .. }, Part::Perft { nodes, seconds: secs, .. }) => {
+            let depths: Vec<Json> = nodes
+                .iter()
+                .zip(secs)
+                .enumerate()
+                .map(|(i, (n, s))| json!({"depth": i + 1, "nodes": n, "seconds": s}))
+                .collect();
+            json!({"game": job.game, "options": options, "depths": depths})
+        }
+        (Task::Bench { .. }, Part::Bench { played, plies, draws, wins }) => {
+            let secs = seconds.max(1e-9);
+            let mut res: serde_json::Map<String, Json> = wins.iter().map(|(p, n)| (p.clone(), json!(n))).collect();
+            res.insert("draw".into(), json!(draws));
+            json!({"game": job.game, "options": options, "playouts": played, "seconds": secs,
+                   "playouts_per_second": *played as f64 / secs, "plies_per_second": *plies as f64 / secs,
+                   "average_length": if *played > 0 { *plies as f64 / *played as f64 } else { 0.0 },
+                   "results": res})
+        }
+        _ => json!({"game": job.game, "error": "the result does not match the job"}),
+    };
+    if shards > 1 {
+        doc["shards"] = json!(shards);
+    }
+    doc
+}
+
+/// The report as text, as the command prints it.
+pub fn report_text(job: &Job, result: &Part, timing: Timing) -> String {
+    let doc = report_json(job, result, timing);
+    let Timing { seconds, shards, interrupted, .. } = timing;
+    let mut out = String::new();
+    let split = timing.note();
+    let f = |v: &Json| v.as_f64().unwrap_or(0.0);
+    let u = |v: &Json| v.as_u64().unwrap_or(0);
+    match &job.task {
+        Task::Match { games, max_plies, .. } => {
+            let (played, unfinished) = (u(&doc["games"]), u(&doc["unfinished"]));
+            let _ = writeln!(
+                out,
+                "{}: {played} games{}, seats rotated, seed {}, {:.1} s{split}, average length {:.1} plies{}",
+                job.game,
+                if interrupted { format!(" of {games} (interrupted)") } else { String::new() },
+                job.seed,
+                seconds,
+                f(&doc["average_length"]),
+                if unfinished > 0 {
+                    format!(", {unfinished} unfinished after {max_plies} plies (counted as draws)")
+                } else {
+                    String::new()
+                }
+            );
+            let _ = writeln!(
+                out,
+                "{:<16} {:>5} {:>5} {:>6} {:>6} {:>6}  {:<14} {:>12}",
+                "controller", "games", "wins", "draws", "losses", "score", "95% CI", "slowest move"
+            );
+            for r in doc["controllers"].as_array().into_iter().flatten() {
+                let spec = match r["think"].as_f64() {
+                    Some(t) => format!("{} ({t} s)", r["spec"].as_str().unwrap_or("")),
+                    None => r["spec"].as_str().unwrap_or("").to_string(),
+                };
+                let (w, d, l) = (u(&r["wins"]), u(&r["draws"]), u(&r["losses"]));
+                let _ = writeln!(
+                    out,
+                    "{:<16} {:>5} {:>5} {:>6} {:>6} {:>6.3}  [{:.2}, {:.2}]  {:>10.3} s",
+                    spec,
+                    w + d + l,
+                    w,
+                    d,
+                    l,
+                    f(&r["score"]),
+                    f(&r["ci95"][0]),
+                    f(&r["ci95"][1]),
+                    f(&r["max_move_seconds"])
+                );
+            }
+        }
+        Task::Perft { divide: true, .. } => {
+            for r in doc["divide"].as_array().into_iter().flatten() {
+                let _ = writeln!(out, "{} {}", r["move"].as_str().unwrap_or(""), u(&r["nodes"]));
+            }
+            let _ = writeln!(out, "total {}", u(&doc["nodes"]));
+        }
+        Task::Perft { .. } => {
+            for r in doc["depths"].as_array().into_iter().flatten() {
+                out.push_str(&perft_line(u(&r["depth"]) as u32, u(&r["nodes"]), f(&r["seconds"])));
+                out.push('\n');
+            }
+            if shards > 1 {
+                let _ = writeln!(out, "{shards} shards: the seconds of each depth are theirs added up");
+            }
+        }
+        Task::Bench { .. } => {
+            let (played, secs) = (u(&doc["playouts"]), f(&doc["seconds"]));
+            let _ = writeln!(
+                out,
+                "{played} playouts in {secs:.2} s{split}: {:.1} playouts/s, {:.0} plies/s",
+                f(&doc["playouts_per_second"]),
+                f(&doc["plies_per_second"])
+            );
+            let _ = writeln!(out, "average length {:.2} plies", f(&doc["average_length"]));
+            for p in &job.players {
+                let n = u(&doc["results"][p]);
+                let _ = writeln!(out, "{p} wins {n} ({:.1}%)", 100.0 * n as f64 / played.max(1) as f64);
+            }
+            let draws = u(&doc["results"]["draw"]);
+            let _ = writeln!(out, "draws {draws} ({:.1}%)", 100.0 * draws as f64 / played.max(1) as f64);
+        }
+    }
+    out
+}
+
+/// One depth of perft: depth, leaves, seconds, leaves per second.
+pub fn perft_line(d: u32, n: u64, secs: f64) -> String {
+    let rate = if secs > 0.0 { n as f64 / secs } else { 0.0 };
+    format!("{d} {n} {secs:.3} {rate:.0}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wilson;
+
+    #[test]
+    fn wilson_interval_of_the_cli_example() {
+        let (lo, hi) = wilson(39.0 / 40.0, 40.0);
+        assert!((lo - 0.871).abs() < 0.005 && (hi - 0.996).abs() < 0.005, "{lo} {hi}");
+        assert_eq!(wilson(0.5, 0.0), (0.0, 1.0));
+    }
+}
