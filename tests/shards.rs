@@ -204,3 +204,105 @@ fn shards_of_other_rules_do_not_merge() {
     let (ok, _, err) = tabula(&["merge", &files[0], &other[1]]);
     assert!(!ok && err.contains("its digest is"), "{err}");
 }
+
+#[test]
+fn a_tournament_in_shards_is_the_whole_tournament_and_rates_the_players() {
+    let dir = folder("tournament");
+    let args = [
+        "tournament",
+        "breakthrough",
+        "-o",
+        "rows=5",
+        "-o",
+        "cols=5",
+        "-p",
+        "random",
+        "-p",
+        "greedy",
+        "-p",
+        "mcts:30",
+        "--games",
+        "8",
+        "--seed",
+        "5",
+    ];
+    let whole = whole_json(&args);
+    let merged = merge_json(&run_shards(&dir, &args, 3));
+    assert_eq!(untimed(merged), untimed(whole.clone()));
+    // Three pairings of 8 games; each controller plays 16.
+    assert_eq!(whole["games"], 24);
+    assert_eq!(whole["pairings"], 3);
+    let rows = whole["controllers"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r["wins"].as_u64().unwrap() + r["losses"].as_u64().unwrap() == 16), "{rows:?}");
+    // Random loses to greedy (every game of Breakthrough 5x5), and is rated
+    // below it; the ratings have mean 0 and intervals around them.
+    let elo = |i: usize| rows[i]["elo"].as_f64().unwrap();
+    assert!(elo(1) > elo(0), "{rows:?}");
+    assert!((elo(0) + elo(1) + elo(2)).abs() < 1e-6);
+    for r in rows {
+        let (lo, hi) = (r["elo_ci95"][0].as_f64().unwrap(), r["elo_ci95"][1].as_f64().unwrap());
+        assert!(lo < r["elo"].as_f64().unwrap() && r["elo"].as_f64().unwrap() < hi, "{r}");
+    }
+    assert_eq!(whole["table"][1][0], 1.0, "greedy against random");
+    assert_eq!(whole["table"][0][0], Value::Null);
+    // The text: ranks, then the table.
+    let (ok, out, _) = tabula(&args);
+    assert!(ok);
+    assert!(out.starts_with("breakthrough: a round robin of 3 controllers, 3 pairings of 8 games: 24 games"), "{out}");
+    assert!(out.contains("score of the row against the column"), "{out}");
+    // Too few controllers for the seats.
+    let (ok, _, err) =
+        tabula(&["tournament", "domin-up", "-o", "players=4", "-p", "random", "-p", "greedy", "-p", "random"]);
+    assert!(!ok && err.contains("needs at least 4 controllers"), "{err}");
+}
+
+#[test]
+fn selfplay_in_shards_writes_the_positions_of_the_whole_run() {
+    let dir = folder("selfplay");
+    let out = dir.join("data");
+    let out_text = out.display().to_string();
+    let args = [
+        "selfplay",
+        "breakthrough",
+        "-o",
+        "rows=5",
+        "-o",
+        "cols=5",
+        "--seat",
+        "mcts:20",
+        "--games",
+        "5",
+        "--seed",
+        "3",
+        "--out",
+        &out_text,
+    ];
+    let whole = whole_json(&args);
+    let merged = merge_json(&run_shards(&dir, &args, 2));
+    assert_eq!(untimed(merged), untimed(whole.clone()));
+    let positions = whole["positions"].as_u64().unwrap();
+    assert_eq!(whole["games"], 5);
+    // The second seat was not given: it searches too (mcts:200).
+    assert_eq!(whole["controllers"][1]["spec"], "mcts:200");
+    // Each shard's files, as NumPy reads them: a header, then the rows.
+    let mut rows = 0;
+    for prefix in ["shard-0-of-1", "shard-0-of-2", "shard-1-of-2"] {
+        for name in ["observations", "masks", "policies", "returns", "seats", "games", "plies"] {
+            let bytes = std::fs::read(out.join(format!("{prefix}-{name}.npy"))).unwrap();
+            assert_eq!(&bytes[..6], b"\x93NUMPY");
+            let header = String::from_utf8_lossy(&bytes[10..10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize])
+                .into_owned();
+            let n: u64 = header.split("'shape': (").nth(1).unwrap().split([',', ')']).next().unwrap().parse().unwrap();
+            if name == "returns" && prefix != "shard-0-of-1" {
+                rows += n;
+            }
+            if name == "returns" && prefix == "shard-0-of-1" {
+                assert_eq!(n, positions);
+            }
+        }
+    }
+    assert_eq!(rows, positions, "the shards hold the positions of the whole run");
+    // A game without integer actions cannot be stored.
+    let (ok, _, err) = tabula(&["selfplay", "campo-bello", "--games", "1", "--out", &out_text]);
+    assert!(!ok && err.contains("does not number its moves"), "{err}");
+}

@@ -312,11 +312,13 @@ pub(super) fn choose(
     });
     let mv = match best {
         Some((text, visits, mean)) => {
-            let t = game.engine().parse_term(text).map_err(|e| GameError::Rules(e.to_string()))?;
-            return Ok(Choice {
-                mv: Move(t),
-                info: format!("{playouts} playouts, {visits} visits, expected reward {mean:.2}"),
-            });
+            let info = format!("{playouts} playouts, {visits} visits, expected reward {mean:.2}");
+            let parse = |game: &mut Game, text: &str| -> Result<Move, GameError> {
+                game.engine().parse_term(text).map(Move).map_err(|e| GameError::Rules(e.to_string()))
+            };
+            let mv = parse(game, text)?;
+            let visits = total.iter().map(|(m, v, _)| Ok((parse(game, m)?, *v))).collect::<Result<_, GameError>>()?;
+            return Ok(Choice { mv, info, visits });
         }
         // No iteration finished in time: any legal move.
         None => {
@@ -325,7 +327,7 @@ pub(super) fn choose(
             super::pick(&mut rng, succ.len()).map(|k| succ[k].0.clone())?
         }
     };
-    Ok(Choice { mv, info: "no playout finished in time".into() })
+    Ok(Choice::plain(mv, "no playout finished in time".into()))
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -275,5 +275,5 @@ pub(super) fn choose(
     } else {
         format!("depth {reached}, {nodes} nodes, score {}", top.1)
     };
-    Ok(Choice { mv, info })
+    Ok(Choice::plain(mv, info))
 }

@@ -128,6 +128,16 @@ pub struct Choice {
     pub mv: Move,
     /// A short account of the search (depth reached, playouts, time).
     pub info: String,
+    /// The visits of each move at the root, for a search that counts them
+    /// (`mcts`); empty otherwise.
+    pub visits: Vec<(Move, f64)>,
+}
+
+impl Choice {
+    /// A choice with no visit counts.
+    pub fn plain(mv: Move, info: String) -> Choice {
+        Choice { mv, info, visits: Vec::new() }
+    }
 }
 
 /// Rewards in [0, 1] per seat for a finished game: 1 to the winner, a share
@@ -194,7 +204,7 @@ pub fn choose(
         Kind::Random => {
             let legal = game.successors(state)?;
             let k = pick(&mut rng, legal.len())?;
-            Choice { mv: legal[k].0.clone(), info: format!("1 of {} moves at random", legal.len()) }
+            Choice::plain(legal[k].0.clone(), format!("1 of {} moves at random", legal.len()))
         }
         Kind::Greedy => greedy(game, state, &mover, &mut rng)?,
         Kind::Rules(level) => {
@@ -205,7 +215,7 @@ pub fn choose(
                 )));
             }
             let sample = game.sample_state(state, &mover)?;
-            Choice { mv: game.choose_move(&sample, *level)?, info: format!("choose_move/3 at level {level}") }
+            Choice::plain(game.choose_move(&sample, *level)?, format!("choose_move/3 at level {level}"))
         }
         Kind::Minimax(depth) => minimax::choose(game, state, &mover, *depth, clock, &mut rng)?,
         Kind::Mcts(playouts) => {
@@ -266,7 +276,7 @@ fn greedy(game: &mut Game, state: &State, me: &str, rng: &mut ChaCha8Rng) -> Res
         }
     }
     let k = best[pick(rng, best.len())?];
-    Ok(Choice { mv: succ[k].0.clone(), info: format!("value {best_score} after one move") })
+    Ok(Choice::plain(succ[k].0.clone(), format!("value {best_score} after one move")))
 }
 
 /// The controllers' moves must be legal in the true position: this finds

@@ -1,7 +1,8 @@
 //! `tabula match GAME`: games between computer players with the seats
 //! rotated, wins/draws/losses per controller with a 95% confidence
 //! interval, played on several threads (the results do not depend on how
-//! many: game `g` is seeded with `seed + g`). The games are a job of
+//! many: game `g` is seeded with `seed + g`); `tabula tournament GAME`: a
+//! round robin of controllers with their ratings. The games are a job of
 //! [`crate::work`], so `--shard I/N` plays a part of them.
 
 use super::CliError;
@@ -11,8 +12,9 @@ use crate::work::{self, Hooks, Job, Shard, Task};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// What `match` and `tournament` share.
 #[derive(clap::Args, Debug)]
-pub struct MatchArgs {
+pub struct Common {
     /// A game in the games folder (e.g. `breakthrough`) or a path to a .rules file.
     pub game: String,
     /// A game option, `NAME=VALUE` (see `tabula rules GAME`); repeatable.
@@ -21,14 +23,6 @@ pub struct MatchArgs {
     /// The folder of the games (`--games` is the number of games here).
     #[arg(long = "games-dir", value_name = "DIR")]
     pub games_dir: Option<std::path::PathBuf>,
-    /// A player: SEAT=CONTROLLER, or CONTROLLER for the next seat in turn
-    /// order (`random`, `greedy`, `minimax[:DEPTH]`, `mcts[:PLAYOUTS]`,
-    /// `rules[:LEVEL]`). Seats not given play `random`.
-    #[arg(long = "seat", value_name = "[SEAT=]CONTROLLER", required = true)]
-    pub seats: Vec<String>,
-    /// Number of games; the controllers move one seat on after each game.
-    #[arg(long, default_value_t = 40)]
-    pub games: usize,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Time budget of the computer players, in seconds per move.
@@ -49,9 +43,59 @@ pub struct MatchArgs {
     pub shard: Option<Shard>,
 }
 
+#[derive(clap::Args, Debug)]
+pub struct MatchArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// A player: SEAT=CONTROLLER, or CONTROLLER for the next seat in turn
+    /// order (`random`, `greedy`, `minimax[:DEPTH]`, `mcts[:PLAYOUTS]`,
+    /// `rules[:LEVEL]`). Seats not given play `random`.
+    #[arg(long = "seat", value_name = "[SEAT=]CONTROLLER", required = true)]
+    pub seats: Vec<String>,
+    /// Number of games; the controllers move one seat on after each game.
+    #[arg(long, default_value_t = 40)]
+    pub games: u64,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct TournamentArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// A controller in the tournament (`random`, `greedy`,
+    /// `minimax[:DEPTH]`, `mcts[:PLAYOUTS]`, `rules[:LEVEL]`); give one for
+    /// each, at least as many as the game has seats.
+    #[arg(long = "player", short = 'p', value_name = "CONTROLLER", required = true)]
+    pub players: Vec<String>,
+    /// Games of each pairing; its controllers move one seat on after each
+    /// game.
+    #[arg(long, default_value_t = 20)]
+    pub games: u64,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct SelfplayArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// A player, as in `match` (default for every seat: `mcts:200`).
+    #[arg(long = "seat", value_name = "[SEAT=]CONTROLLER")]
+    pub seats: Vec<String>,
+    /// Number of games; the controllers move one seat on after each game.
+    #[arg(long, default_value_t = 10)]
+    pub games: u64,
+    /// The first plies of each game play a move drawn from the search's
+    /// visits (the others its most visited move), so that games differ.
+    #[arg(long, default_value_t = 10)]
+    pub explore: u32,
+    /// The folder to write the positions into (NumPy `.npy` files, named
+    /// by shard: `shard-I-of-N-observations.npy`, ...).
+    #[arg(long, value_name = "DIR", default_value = "selfplay")]
+    pub out: std::path::PathBuf,
+}
+
 /// The controllers of a match in seat order, from `--seat` as given:
-/// `SEAT=CONTROLLER`, or `CONTROLLER` for the next seat without one.
-pub fn seat_controllers(game: &str, players: &[String], seats: &[String]) -> Result<Vec<String>, CliError> {
+/// `SEAT=CONTROLLER`, or `CONTROLLER` for the next seat without one
+/// (`None`: a seat not given).
+pub fn seat_controllers(game: &str, players: &[String], seats: &[String]) -> Result<Vec<Option<String>>, CliError> {
     let n = players.len();
     let mut specs: Vec<Option<String>> = vec![None; n];
     let mut next_free = 0;
@@ -73,32 +117,107 @@ pub fn seat_controllers(game: &str, players: &[String], seats: &[String]) -> Res
         };
         specs[i] = Some(s.split_once('=').map_or(s.as_str(), |(_, c)| c).trim().to_string());
     }
-    Ok(specs.into_iter().map(|s| s.unwrap_or_else(|| "random".to_string())).collect())
+    Ok(specs)
+}
+
+/// The controllers given, none of them human.
+fn computer_specs(specs: Vec<String>, think: Option<f64>) -> Result<Vec<String>, CliError> {
+    for c in &specs {
+        let parsed = Controller::parse(c, think).map_err(CliError)?;
+        if parsed.is_human() {
+            return Err(CliError(format!("games between computer players only; `{parsed}` is not one")));
+        }
+    }
+    Ok(specs)
+}
+
+fn open_game(c: &Common, find: &Finder) -> Result<Session, CliError> {
+    open_with(&GameArgs { game: c.game.clone(), options: c.options.clone(), games: c.games_dir.clone() }, find)
 }
 
 /// The match's job, as the command line gives it, with the game found by
 /// `find`.
 pub fn job(a: &MatchArgs, find: &Finder) -> Result<(Job, Session), CliError> {
-    let args = GameArgs { game: a.game.clone(), options: a.options.clone(), games: a.games_dir.clone() };
-    let mut session = open_with(&args, find)?;
-    let controllers = seat_controllers(&session.game.name, &session.players, &a.seats)?;
-    for c in &controllers {
-        let parsed = Controller::parse(c, a.think).map_err(CliError)?;
-        if parsed.is_human() {
-            return Err(CliError(format!("a match is between computer players; `{parsed}` is not one")));
-        }
-    }
-    let task = Task::Match { controllers, think: a.think, games: a.games as u64, max_plies: a.max_plies };
-    let job = Job::new(&mut session.game, &session.option_pairs, a.seed, task)?;
+    let c = &a.common;
+    let mut session = open_game(c, find)?;
+    let specs = seat_controllers(&session.game.name, &session.players, &a.seats)?;
+    let controllers =
+        computer_specs(specs.into_iter().map(|s| s.unwrap_or_else(|| "random".into())).collect(), c.think)?;
+    let task = Task::Match { controllers, think: c.think, games: a.games, max_plies: c.max_plies };
+    let job = Job::new(&mut session.game, &session.option_pairs, c.seed, task)?;
     Ok((job, session))
+}
+
+/// The tournament's job, as the command line gives it.
+pub fn tournament_job(a: &TournamentArgs, find: &Finder) -> Result<(Job, Session), CliError> {
+    let c = &a.common;
+    let mut session = open_game(c, find)?;
+    let controllers = computer_specs(a.players.iter().map(|p| p.trim().to_string()).collect(), c.think)?;
+    work::check_size(&session.game.name, controllers.len(), session.players.len())?;
+    let task = Task::Tournament { controllers, think: c.think, games: a.games, max_plies: c.max_plies };
+    let job = Job::new(&mut session.game, &session.option_pairs, c.seed, task)?;
+    Ok((job, session))
+}
+
+/// The self-play job, as the command line gives it.
+pub fn selfplay_job(a: &SelfplayArgs, find: &Finder) -> Result<(Job, Session), CliError> {
+    let c = &a.common;
+    let mut session = open_game(c, find)?;
+    // Seats not given search (a match's default, random, teaches nothing).
+    let specs = seat_controllers(&session.game.name, &session.players, &a.seats)?;
+    let specs = specs.into_iter().map(|s| s.unwrap_or_else(|| "mcts:200".into())).collect();
+    let controllers = computer_specs(specs, c.think)?;
+    let task =
+        Task::Selfplay { controllers, think: c.think, games: a.games, max_plies: c.max_plies, explore: a.explore };
+    let job = Job::new(&mut session.game, &session.option_pairs, c.seed, task)?;
+    Ok((job, session))
+}
+
+pub fn selfplay(a: SelfplayArgs) -> Result<i32, CliError> {
+    let (job, session) = selfplay_job(&a, &find_file)?;
+    let c = &a.common;
+    let shard = c.shard.unwrap_or(Shard::WHOLE);
+    let games = shard.len(a.games) as usize;
+    let threads =
+        c.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).clamp(1, games.max(1));
+    let bar = progress(Some(games as u64), "games");
+    let tick = |n: u64| {
+        if let Some(b) = &bar {
+            b.inc(n);
+        }
+    };
+    let hooks = Hooks { tick: &tick, ..Hooks::default() };
+    let (done, positions) = work::run_selfplay(&session.game.path, &session.game.source, &job, shard, threads, &hooks)?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let prefix = format!("shard-{}-of-{}", shard.index, shard.count);
+    positions.write(&a.out, &prefix)?;
+    if c.shard.is_none() && !c.json {
+        eprintln!("wrote {} positions to {}", positions.len(), a.out.join(format!("{prefix}-*.npy")).display());
+    }
+    super::shards::print(&done, c.shard.is_some(), c.json)?;
+    Ok(0)
 }
 
 pub fn run(a: MatchArgs) -> Result<i32, CliError> {
     let (job, session) = job(&a, &find_file)?;
-    let shard = a.shard.unwrap_or(Shard::WHOLE);
-    let games = shard.len(a.games as u64) as usize;
+    play(&job, &session, &a.common, a.games)
+}
+
+pub fn tournament(a: TournamentArgs) -> Result<i32, CliError> {
+    let (job, session) = tournament_job(&a, &find_file)?;
+    let pairings = work::pairings(a.players.len(), session.players.len()).len() as u64;
+    play(&job, &session, &a.common, pairings * a.games)
+}
+
+/// Plays the `total` games of a match or tournament (or its shard's) and
+/// prints the report (or the shard file).
+fn play(job: &Job, session: &Session, c: &Common, total: u64) -> Result<i32, CliError> {
+    let shard = c.shard.unwrap_or(Shard::WHOLE);
+    let games = shard.len(total) as usize;
     let threads =
-        a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).clamp(1, games.max(1));
+        c.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).clamp(1, games.max(1));
     let bar = progress(Some(games as u64), "games");
     // Ctrl-C: no new game starts, the games being played finish and the
     // games played so far are reported; a second Ctrl-C quits at once.
@@ -116,13 +235,13 @@ pub fn run(a: MatchArgs) -> Result<i32, CliError> {
         }
     };
     let hooks = Hooks { tick: &tick, stop: &stop, ..Hooks::default() };
-    let done = work::run(&session.game.path, &session.game.source, &job, shard, threads, &hooks)?;
+    let done = work::run(&session.game.path, &session.game.source, job, shard, threads, &hooks)?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
     // Interrupted: the report covers the games played, and the exit code
-    // says it is not the whole match.
+    // says it is not the whole run.
     let code = if done.interrupted { 130 } else { 0 };
-    super::shards::print(&done, a.shard.is_some(), a.json)?;
+    super::shards::print(&done, c.shard.is_some(), c.json)?;
     Ok(code)
 }

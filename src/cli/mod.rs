@@ -54,7 +54,16 @@ pub enum Command {
     /// and a 95% confidence interval per controller (Ctrl-C: report the
     /// games played so far).
     Match(matches::MatchArgs),
-    /// Combine the shard files of a `match`, `perft` or `bench` run with
+    /// A round robin of computer players: every set of as many as the game
+    /// has seats plays --games games, seats rotated; ratings (Elo scale,
+    /// Bradley-Terry) with 95% intervals and the table of scores.
+    Tournament(matches::TournamentArgs),
+    /// Games between computer players (default `mcts:200` in every seat)
+    /// whose positions are written for learning: observations, legal
+    /// action masks, the search's visit distributions, the final returns
+    /// (NumPy .npy files in --out).
+    Selfplay(matches::SelfplayArgs),
+    /// Combine the shard files of a `match`, `tournament`, `perft` or `bench` run with
     /// `--shard I/N` into the report of the whole run.
     Merge(shards::MergeArgs),
     /// Serve games and queries over TCP (newline-delimited JSON).
@@ -67,7 +76,7 @@ pub enum Command {
     Ggp(ggp::GgpArgs),
 }
 
-/// A `match`, `perft` or `bench` run as the command line describes it: a
+/// A `match`, `tournament`, `selfplay`, `perft` or `bench` run as the command line describes it: a
 /// job to split into shards elsewhere (the Python package runs them on a
 /// Ray cluster), with the rules it runs.
 pub struct Plan {
@@ -76,6 +85,8 @@ pub struct Plan {
     pub source: String,
     /// `--json` was given.
     pub json: bool,
+    /// Where self-play writes its positions (`--out`).
+    pub out: Option<PathBuf>,
 }
 
 /// Reads a `match`, `perft` or `bench` command line (without `tabula`)
@@ -84,10 +95,20 @@ pub struct Plan {
 pub fn plan(argv: &[String], find: &setup::Finder) -> Result<Plan, CliError> {
     let cli = Cli::try_parse_from(std::iter::once("tabula".to_string()).chain(argv.iter().cloned()))
         .map_err(|e| CliError(e.render().to_string().trim_end().trim_start_matches("error: ").to_string()))?;
+    let mut out = None;
     let (job, session, json, shard) = match cli.command {
         Command::Match(a) => {
             let (job, s) = matches::job(&a, find)?;
-            (job, s, a.json, a.shard)
+            (job, s, a.common.json, a.common.shard)
+        }
+        Command::Tournament(a) => {
+            let (job, s) = matches::tournament_job(&a, find)?;
+            (job, s, a.common.json, a.common.shard)
+        }
+        Command::Selfplay(a) => {
+            let (job, s) = matches::selfplay_job(&a, find)?;
+            out = Some(a.out.clone());
+            (job, s, a.common.json, a.common.shard)
         }
         Command::Perft(a) => {
             let (job, s) = games::perft_job(&a, find)?;
@@ -105,14 +126,14 @@ pub fn plan(argv: &[String], find: &setup::Finder) -> Result<Plan, CliError> {
         _ => {
             let name = argv.first().map_or("", String::as_str);
             return Err(CliError(format!(
-                "`{name}` does not split into shards: the commands that do are match, perft and bench"
+                "`{name}` does not split into shards: the commands that do are match, tournament, selfplay, perft and bench"
             )));
         }
     };
     if shard.is_some() {
         return Err(CliError("the run is split into shards for you: leave out --shard".into()));
     }
-    Ok(Plan { job, path: session.game.path, source: session.game.source, json })
+    Ok(Plan { job, path: session.game.path, source: session.game.source, json, out })
 }
 
 /// An error that ends a command: printed to stderr, exit code 2.
@@ -181,6 +202,8 @@ pub fn main() -> i32 {
             Command::Bench(a) => games::bench(a),
             Command::Play(a) => play::run(a),
             Command::Match(a) => matches::run(a),
+            Command::Tournament(a) => matches::tournament(a),
+            Command::Selfplay(a) => matches::selfplay(a),
             Command::Merge(a) => shards::merge(a),
             Command::Serve(a) => serve::run(a),
             Command::Translate(a) => translate::run(a),

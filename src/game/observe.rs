@@ -35,6 +35,20 @@ pub enum Observer {
     Derived(Layout),
 }
 
+impl Observer {
+    /// How many numbers an observation has.
+    pub fn len(&self) -> usize {
+        match self {
+            Observer::Rules { len } => *len,
+            Observer::Derived(layout) => layout.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// The layout of an observation derived from `view/3`.
 #[derive(Clone, Debug)]
 pub struct Layout {

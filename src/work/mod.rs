@@ -1,4 +1,5 @@
-//! Work units: `match`, `perft` and `bench` as jobs that split into shards.
+//! Work units: `match`, `tournament`, `perft` and `bench` as jobs that
+//! split into shards.
 //!
 //! A [`Job`] says everything a run depends on (the game and a digest of
 //! its rules, the options, the seed, the command's own arguments). Shard
@@ -12,8 +13,12 @@
 //! package runs the shards as Ray tasks.
 
 mod report;
+mod selfplay;
+mod tournament;
 
 pub use report::{Timing, perft_line, report_json, report_text, wilson};
+pub use selfplay::{MAX_ACTIONS, Positions, npy, run_selfplay};
+pub use tournament::{check_size, pairings, ratings};
 
 use crate::ai::{self, Controller};
 use crate::game::{Game, GameError, Outcome, State};
@@ -127,6 +132,13 @@ pub enum Task {
     /// Games between controllers (one per seat, in seat order), rotated a
     /// seat on after each game.
     Match { controllers: Vec<String>, think: Option<f64>, games: u64, max_plies: u32 },
+    /// A round robin: every set of as many controllers as the game has
+    /// seats plays `games` games, rotated a seat on after each.
+    Tournament { controllers: Vec<String>, think: Option<f64>, games: u64, max_plies: u32 },
+    /// Games between controllers (one per seat, rotated as in a match)
+    /// whose positions are kept for learning; the first `explore` plies
+    /// of each game draw their move from the search's visits.
+    Selfplay { controllers: Vec<String>, think: Option<f64>, games: u64, max_plies: u32, explore: u32 },
     /// Leaves of the move tree for depths 1..depth, or at `depth` under
     /// each first move.
     Perft { depth: u32, start: Option<String>, divide: bool },
@@ -172,17 +184,79 @@ pub struct Record {
     pub slowest: f64,
 }
 
+/// Games between controllers, added up.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Games {
+    pub played: u64,
+    pub plies: u64,
+    /// Games still going at `max_plies` (counted as draws).
+    pub unfinished: u64,
+    /// One per controller, in the order of the job's controllers.
+    pub controllers: Vec<Record>,
+}
+
+impl Games {
+    fn new(controllers: usize) -> Games {
+        Games { controllers: vec![Record::default(); controllers], ..Games::default() }
+    }
+
+    /// Counts a game; gives the winner's controller, if one won.
+    fn record(&mut self, r: &Played, players: &[String]) -> Option<usize> {
+        self.played += 1;
+        self.plies += r.plies;
+        for (c, t) in r.slowest.iter().enumerate() {
+            self.controllers[c].slowest = self.controllers[c].slowest.max(*t);
+        }
+        let winner = match &r.outcome {
+            Some(Outcome::Winner(p)) => players.iter().position(|q| q == p).map(|seat| r.by_seat[seat]),
+            Some(Outcome::Draw) | None => None,
+        };
+        self.unfinished += u64::from(r.outcome.is_none());
+        for &c in &r.by_seat {
+            let rec = &mut self.controllers[c];
+            match winner {
+                Some(w) if w == c => rec.wins += 1,
+                Some(_) => rec.losses += 1,
+                None => rec.draws += 1,
+            }
+        }
+        winner
+    }
+
+    fn add(&mut self, more: &Games) -> Result<(), String> {
+        if self.controllers.len() != more.controllers.len() {
+            return Err("its controllers are not the others'".into());
+        }
+        self.played += more.played;
+        self.plies += more.plies;
+        self.unfinished += more.unfinished;
+        for (r, r2) in self.controllers.iter_mut().zip(&more.controllers) {
+            r.wins += r2.wins;
+            r.draws += r2.draws;
+            r.losses += r2.losses;
+            r.slowest = r.slowest.max(r2.slowest);
+        }
+        Ok(())
+    }
+}
+
 /// What a shard (or a whole run) found.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "command", rename_all = "lowercase")]
 pub enum Part {
-    Match {
-        played: u64,
-        plies: u64,
-        /// Games still going at `max_plies` (counted as draws).
-        unfinished: u64,
-        /// One per controller, in the order of the job's controllers.
-        controllers: Vec<Record>,
+    Match(Games),
+    /// A round robin: the games, and for each two controllers how often
+    /// the first won a game the second lost (`ahead[i][j]`) and how often
+    /// they drew (`drawn[i][j]`).
+    Tournament {
+        games: Games,
+        ahead: Vec<Vec<u64>>,
+        drawn: Vec<Vec<u64>>,
+    },
+    /// Self-play: the games, and how many positions they left.
+    Selfplay {
+        games: Games,
+        positions: u64,
     },
     Perft {
         /// Leaves at depths 1..depth (empty with divide).
@@ -246,19 +320,17 @@ pub fn run(
     threads: usize,
     hooks: &Hooks,
 ) -> Result<ShardFile, WorkError> {
-    if digest(source) != job.digest {
-        return Err(WorkError(format!(
-            "the rules in {} are not the rules of this job (digest {}, the job's {}): every shard must run the same file",
-            path.display(),
-            digest(source),
-            job.digest
-        )));
-    }
+    check_rules(path, source, job)?;
     let started = Instant::now();
     let (result, interrupted) = match &job.task {
         Task::Match { .. } => run_match(path, source, job, shard, threads, hooks)?,
+        Task::Tournament { .. } => tournament::run_tournament(path, source, job, shard, threads, hooks)?,
         Task::Perft { .. } => run_perft(path, source, job, shard, threads, hooks)?,
         Task::Bench { .. } => run_bench(path, source, job, shard, threads, hooks)?,
+        Task::Selfplay { .. } => {
+            let (file, _positions) = run_selfplay(path, source, job, shard, threads, hooks)?;
+            (file.result, file.interrupted)
+        }
     };
     Ok(ShardFile {
         format: FORMAT.to_string(),
@@ -269,6 +341,19 @@ pub fn run(
         interrupted,
         result,
     })
+}
+
+/// That `source` is the job's rules.
+fn check_rules(path: &Path, source: &str, job: &Job) -> Result<(), WorkError> {
+    if digest(source) != job.digest {
+        return Err(WorkError(format!(
+            "the rules in {} are not the rules of this job (digest {}, the job's {}): every shard must run the same file",
+            path.display(),
+            digest(source),
+            job.digest
+        )));
+    }
+    Ok(())
 }
 
 /// Does `work` on the items `index(0)`, `index(1)`, ... (`total` of them)
@@ -345,19 +430,17 @@ struct Played {
     slowest: Vec<f64>,
 }
 
-/// Plays game `g`: controller `(i + g) mod n` takes seat `i`; the game's
-/// setup and the controllers' choices are seeded with seed + g.
+/// Plays game `g` of a job with controller `by_seat[i]` in seat `i`; the
+/// game's setup and the controllers' choices are seeded with seed + g.
 fn play_game(
     game: &mut Game,
     options: &crate::engine::Tmpl,
     job: &Job,
-    controllers: &[Controller],
+    (controllers, by_seat): (&[Controller], Vec<usize>),
     max_plies: u32,
     g: u64,
 ) -> Result<Played, WorkError> {
     let players = &job.players;
-    let n = players.len();
-    let by_seat: Vec<usize> = (0..n).map(|i| (i + g as usize) % n).collect();
     let game_seed = job.seed.wrapping_add(g);
     let mut rng = ChaCha8Rng::seed_from_u64(game_seed);
     let mut state = game.initial_state(options, game_seed)?;
@@ -379,6 +462,16 @@ fn play_game(
     Ok(Played { by_seat, outcome, plies: max_plies as u64, slowest })
 }
 
+/// The controllers of a match or tournament, none of them human.
+fn computer_players(specs: &[String], think: Option<f64>) -> Result<Vec<Controller>, WorkError> {
+    let parsed: Vec<Controller> =
+        specs.iter().map(|c| Controller::parse(c, think)).collect::<Result<_, _>>().map_err(WorkError)?;
+    if let Some(c) = parsed.iter().find(|c| c.is_human()) {
+        return Err(WorkError(format!("games between computer players only; `{c}` is not one")));
+    }
+    Ok(parsed)
+}
+
 fn run_match(
     path: &Path,
     source: &str,
@@ -396,46 +489,23 @@ fn run_match(
             controllers.len()
         )));
     }
-    let parsed: Vec<Controller> =
-        controllers.iter().map(|c| Controller::parse(c, *think)).collect::<Result<_, _>>().map_err(WorkError)?;
-    if let Some(c) = parsed.iter().find(|c| c.is_human()) {
-        return Err(WorkError(format!("a match is between computer players; `{c}` is not one")));
-    }
+    let parsed = computer_players(controllers, *think)?;
     let total = shard.len(*games) as usize;
     let pairs = job.option_pairs();
     let setup = |game: &mut Game| Ok(game.options_term(&pairs)?);
-    let work =
-        |game: &mut Game, options: &crate::engine::Tmpl, g: u64| play_game(game, options, job, &parsed, *max_plies, g);
+    // Controller (i + g) mod n takes seat i.
+    let n = job.players.len();
+    let work = |game: &mut Game, options: &crate::engine::Tmpl, g: u64| {
+        let by_seat = (0..n).map(|i| (i + g as usize) % n).collect();
+        play_game(game, options, job, (&parsed, by_seat), *max_plies, g)
+    };
     let done = run_items(path, source, (total, &|k| shard.item(k as u64)), threads, hooks, &setup, &work)?;
     let interrupted = done.len() < total;
-    let m = parsed.len();
-    let mut records = vec![Record::default(); m];
-    let (mut played, mut plies, mut unfinished) = (0, 0, 0);
-    for r in done {
-        played += 1;
-        plies += r.plies;
-        for (c, t) in r.slowest.iter().enumerate() {
-            records[c].slowest = records[c].slowest.max(*t);
-        }
-        match &r.outcome {
-            Some(Outcome::Winner(p)) => {
-                for (seat, &c) in r.by_seat.iter().enumerate() {
-                    if job.players[seat] == *p {
-                        records[c].wins += 1;
-                    } else {
-                        records[c].losses += 1;
-                    }
-                }
-            }
-            Some(Outcome::Draw) | None => {
-                unfinished += u64::from(r.outcome.is_none());
-                for &c in &r.by_seat {
-                    records[c].draws += 1;
-                }
-            }
-        }
+    let mut games = Games::new(parsed.len());
+    for r in &done {
+        games.record(r, &job.players);
     }
-    Ok((Part::Match { played, plies, unfinished, controllers: records }, interrupted))
+    Ok((Part::Match(games), interrupted))
 }
 
 /// The start of a perft or bench: the state written in the job, or the
@@ -713,18 +783,22 @@ fn job_difference(a: &Job, b: &Job) -> String {
 /// Adds a shard's result to a running total.
 fn add(total: &mut Part, more: &Part) -> Result<(), String> {
     match (total, more) {
-        (
-            Part::Match { played, plies, unfinished, controllers },
-            Part::Match { played: p2, plies: l2, unfinished: u2, controllers: c2 },
-        ) if controllers.len() == c2.len() => {
-            *played += p2;
-            *plies += l2;
-            *unfinished += u2;
-            for (r, r2) in controllers.iter_mut().zip(c2) {
-                r.wins += r2.wins;
-                r.draws += r2.draws;
-                r.losses += r2.losses;
-                r.slowest = r.slowest.max(r2.slowest);
+        (Part::Match(games), Part::Match(more)) => games.add(more),
+        (Part::Selfplay { games, positions }, Part::Selfplay { games: g2, positions: p2 }) => {
+            *positions += p2;
+            games.add(g2)
+        }
+        (Part::Tournament { games, ahead, drawn }, Part::Tournament { games: g2, ahead: a2, drawn: d2 })
+            if ahead.len() == a2.len() && drawn.len() == d2.len() =>
+        {
+            games.add(g2)?;
+            for (row, row2) in ahead.iter_mut().chain(drawn.iter_mut()).zip(a2.iter().chain(d2)) {
+                if row.len() != row2.len() {
+                    return Err("its table is not the others'".into());
+                }
+                for (x, y) in row.iter_mut().zip(row2) {
+                    *x += y;
+                }
             }
             Ok(())
         }

@@ -24,6 +24,7 @@ fn _tabula(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(query::query, m)?)?;
     m.add_function(wrap_pyfunction!(work::_plan, m)?)?;
     m.add_function(wrap_pyfunction!(work::_run_shard, m)?)?;
+    m.add_function(wrap_pyfunction!(work::_run_selfplay_shard, m)?)?;
     m.add_function(wrap_pyfunction!(work::_merge, m)?)?;
     Ok(())
 }

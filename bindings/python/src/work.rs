@@ -5,6 +5,7 @@
 
 use crate::errors::TabulaError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use std::path::{Path, PathBuf};
 use tabula::game::{GameError, find_game};
 use tabula::work::{self, Hooks, Job, Shard, Timing};
@@ -27,15 +28,17 @@ fn find(name: &str, dir: Option<&Path>) -> Result<(PathBuf, String), GameError> 
     }
 }
 
-/// Reads a `match`, `perft` or `bench` command line (as `tabula` takes it,
-/// without `tabula`) into `(job, path, rules, json)`: the job as JSON, the
-/// rules it runs, and whether `--json` was given. Raises `TabulaError`
+/// Reads a `match`, `tournament`, `selfplay`, `perft` or `bench` command
+/// line (as `tabula` takes it, without `tabula`) into `(job, path, rules,
+/// json, out)`: the job as JSON, the rules it runs, whether `--json` was
+/// given, and self-play's `--out`. Raises `TabulaError`
 /// with the command line's own message.
 #[pyfunction]
-pub fn _plan(py: Python<'_>, argv: Vec<String>) -> PyResult<(String, String, String, bool)> {
+pub fn _plan(py: Python<'_>, argv: Vec<String>) -> PyResult<(String, String, String, bool, Option<String>)> {
     let plan = py.detach(|| tabula::cli::plan(&argv, &find)).map_err(|e| error(e.0))?;
     let job = serde_json::to_string(&plan.job).map_err(error)?;
-    Ok((job, plan.path.display().to_string(), plan.source, plan.json))
+    let out = plan.out.map(|o| o.display().to_string());
+    Ok((job, plan.path.display().to_string(), plan.source, plan.json, out))
 }
 
 /// Runs shard `index` of `count` of a job (JSON) on the rules given, on
@@ -56,6 +59,35 @@ pub fn _run_shard(
     let done =
         py.detach(|| work::run(Path::new(path), rules, &job, shard, threads, &Hooks::default())).map_err(error)?;
     serde_json::to_string(&done).map_err(error)
+}
+
+/// `.npy` files: (name, bytes).
+type NpyFiles = Vec<(String, Py<PyBytes>)>;
+
+/// Runs shard `index` of `count` of a self-play job: the shard file's
+/// JSON, and its positions as `.npy` files, `(name, bytes)`.
+#[pyfunction]
+#[pyo3(signature = (job, path, rules, index, count, threads = 1))]
+pub fn _run_selfplay_shard(
+    py: Python<'_>,
+    job: &str,
+    path: &str,
+    rules: &str,
+    index: u64,
+    count: u64,
+    threads: usize,
+) -> PyResult<(String, NpyFiles)> {
+    let job: Job = serde_json::from_str(job).map_err(|e| error(format!("not a job: {e}")))?;
+    let shard: Shard = format!("{index}/{count}").parse().map_err(error)?;
+    let (done, positions) = py
+        .detach(|| work::run_selfplay(Path::new(path), rules, &job, shard, threads, &Hooks::default()))
+        .map_err(error)?;
+    let files = positions
+        .npy_files()
+        .into_iter()
+        .map(|(name, bytes)| (name.to_string(), PyBytes::new(py, &bytes).unbind()))
+        .collect();
+    Ok((serde_json::to_string(&done).map_err(error)?, files))
 }
 
 /// Merges shard files, given as `(name, JSON)` pairs, into the report of

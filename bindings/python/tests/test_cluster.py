@@ -93,7 +93,7 @@ def kill_raylet(port):
 
 def one_machine(argv):
     """The run's report (JSON) done whole in this process, as `tabula` does it."""
-    job, path, rules, _ = _tabula._plan(argv)
+    job, path, rules, _, _ = _tabula._plan(argv)
     whole = _tabula._run_shard(job, path, rules, 0, 1, 2)
     return json.loads(_tabula._merge([("whole", whole)], json=True))
 
@@ -131,10 +131,45 @@ def test_perft_5_of_breakthrough_on_three_nodes(ray_cluster):
 
 
 @pytest.mark.cluster
+def test_a_tournament_on_three_nodes_is_the_tournament_on_one_machine(ray_cluster):
+    argv = ["tournament", "breakthrough", "-o", "rows=5", "-o", "cols=5", "-p", "random", "-p", "greedy",
+            "-p", "mcts:20", "-p", "mcts:60", "--games", "10", "--seed", "2"]
+    result = cluster.run(argv, shards=10)
+    assert result.json["games"] == 60 and result.json["pairings"] == 6
+    assert untimed(result.json) == untimed(one_machine(argv))
+    ranks = {row["spec"]: row["rank"] for row in result.json["controllers"]}
+    assert ranks["random"] == 4, ranks
+    assert "score of the row against the column" in result.text
+
+
+@pytest.mark.cluster
 def test_a_bench_on_three_nodes_is_the_bench_on_one_machine(ray_cluster):
     argv = ["bench", "domin-up", "-o", "players=3", "--playouts", "60", "--seed", "3"]
     result = cluster.run(argv, shards=7)
     assert untimed(result.json) == untimed(one_machine(argv))
+
+
+@pytest.mark.cluster
+def test_selfplay_on_three_nodes_writes_the_data_of_one_machine(ray_cluster, tmp_path):
+    import numpy as np
+
+    import tabula
+
+    argv = ["selfplay", "breakthrough", "-o", "rows=5", "-o", "cols=5", "--seat", "mcts:30", "--seat", "mcts:30",
+            "--games", "12", "--seed", "1", "--out", str(tmp_path / "ray")]
+    result = cluster.run(argv, shards=6)
+    on_ray = tabula.selfplay.load(tmp_path / "ray")
+    assert result.json["positions"] == len(on_ray["returns"]) > 0
+    # The same run in one piece, here.
+    job, path, rules, _, _ = _tabula._plan(argv)
+    _, files = _tabula._run_selfplay_shard(job, path, rules, 0, 1, 2)
+    (tmp_path / "here").mkdir()
+    for name, data in files:
+        (tmp_path / "here" / f"shard-0-of-1-{name}.npy").write_bytes(data)
+    here = tabula.selfplay.load(tmp_path / "here")
+    order = lambda d: np.lexsort((d["plies"], d["games"]))  # noqa: E731
+    for k in here:
+        assert (here[k][order(here)] == on_ray[k][order(on_ray)]).all(), k
 
 
 @pytest.mark.cluster
@@ -153,7 +188,11 @@ def test_a_node_killed_mid_run_and_the_result_is_the_same(ray_cluster):
     assert killed, "no worker node was killed"
     # Every shard ran to its end on the nodes left, and counted once.
     assert untimed(result.json) == expected
-    assert sum(1 for n in ray_cluster.nodes() if n["Alive"]) == 2
+    # And the node is gone for good (Ray's health checks take a while).
+    deadline = time.monotonic() + 120
+    while sum(1 for n in ray_cluster.nodes() if n["Alive"]) != 2:
+        assert time.monotonic() < deadline, "the killed node is still alive"
+        time.sleep(1)
     assert result.json["games"] == 48
 
 
@@ -183,7 +222,7 @@ def test_python_m_tabula_cluster_exits_2_with_the_message():
 
 
 def test_a_corrupt_or_foreign_shard_is_refused_by_merge():
-    job, path, rules, _ = _tabula._plan(["perft", "breakthrough", "2"])
+    job, path, rules, _, _ = _tabula._plan(["perft", "breakthrough", "2"])
     a = _tabula._run_shard(job, path, rules, 0, 2)
     b = _tabula._run_shard(job, path, rules, 1, 2)
     assert json.loads(_tabula._merge([("a", a), ("b", b)], json=True))["depths"][1]["nodes"] == 484

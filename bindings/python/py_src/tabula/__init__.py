@@ -23,6 +23,7 @@ from tabula._tabula import (
     load,
     query,
 )
+from tabula import selfplay
 
 __all__ = [
     "Controller",
@@ -37,4 +38,5 @@ __all__ = [
     "games",
     "load",
     "query",
+    "selfplay",
 ]

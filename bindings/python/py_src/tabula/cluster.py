@@ -1,10 +1,12 @@
-"""tabula's ``match``, ``perft`` and ``bench`` on a Ray cluster.
+"""tabula's ``match``, ``tournament``, ``selfplay``, ``perft`` and ``bench`` on a Ray cluster.
 
 The command line is the ``tabula`` command's own, run in shards as Ray
 tasks that call the engine in this package (no ``tabula`` binary needed on
 the nodes)::
 
     python -m tabula.cluster match breakthrough --seat mcts:200 --seat greedy --games 2000
+    python -m tabula.cluster tournament breakthrough -o rows=6 -o cols=6 -p random -p greedy -p mcts:100 --games 50
+    python -m tabula.cluster selfplay breakthrough -o rows=6 -o cols=6 --games 1000 --out data
     python -m tabula.cluster perft breakthrough 6 --address auto
     python -m tabula.cluster bench go -o size=9 --playouts 10000 --shards 64
 
@@ -27,6 +29,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 import time
 from typing import Callable, Optional, Sequence
@@ -53,17 +57,26 @@ class Result:
         return f"<tabula.cluster.Result: {self.shards} shards on {self.nodes} nodes, {self.seconds:.1f} s>"
 
 
-def _shard(job: str, path: str, rules: str, index: int, count: int) -> str:
+def _shard(job: str, path: str, rules: str, index: int, count: int):
     # Runs in a Ray worker: the engine runs in this process, one thread.
+    # Self-play returns its positions too (.npy files as bytes), which the
+    # driver writes: the nodes need no shared disk.
     from tabula import _tabula as engine
 
-    return engine._run_shard(job, path, rules, index, count, 1)
+    if json.loads(job)["command"] == "selfplay":
+        return engine._run_selfplay_shard(job, path, rules, index, count, 1)
+    return engine._run_shard(job, path, rules, index, count, 1), []
 
 
 def _items(job: dict) -> Optional[int]:
     """How many games or playouts a job has (None: a perft, any number)."""
     if job["command"] == "match":
         return int(job["games"])
+    if job["command"] == "selfplay":
+        return int(job["games"])
+    if job["command"] == "tournament":
+        pairings = math.comb(len(job["controllers"]), len(job["players"]))
+        return pairings * int(job["games"])
     if job["command"] == "bench":
         return int(job["playouts"])
     return None
@@ -76,7 +89,7 @@ def run(
     retries: int = 3,
     on_progress: Optional[Callable[[int, int], None]] = None,
 ) -> Result:
-    """Runs a ``match``, ``perft`` or ``bench`` command line (without
+    """Runs a ``match``, ``tournament``, ``selfplay``, ``perft`` or ``bench`` command line (without
     ``tabula``) in shards on Ray and returns the merged report.
 
     Connects with ``ray.init(address)`` unless Ray is already initialised.
@@ -86,7 +99,7 @@ def run(
     """
     import ray
 
-    job, path, rules, as_json = _tabula._plan(list(argv))
+    job, path, rules, as_json, out = _tabula._plan(list(argv))
     job_doc = json.loads(job)
     if shards is not None and shards < 1:
         raise TabulaError(f"--shards needs at least 1, not {shards}")
@@ -111,13 +124,19 @@ def run(
         ready, waiting = ray.wait(waiting, num_returns=1)
         for ref in ready:
             try:
-                text = ray.get(ref)
+                text, files = ray.get(ref)
             except ray.exceptions.RayTaskError as e:
                 # An error of the engine: the run cannot go on.
                 cause = e.cause if isinstance(getattr(e, "cause", None), Exception) else e
                 raise TabulaError(f"shard {pending[ref]}/{count}: {cause}") from None
             # Each shard is counted once, however many times Ray ran it.
-            done.setdefault(pending[ref], text)
+            index = pending[ref]
+            if index not in done:
+                done[index] = text
+                for name, data in files:
+                    os.makedirs(out, exist_ok=True)
+                    with open(os.path.join(out, f"shard-{index}-of-{count}-{name}.npy"), "wb") as f:
+                        f.write(data)
             if on_progress is not None:
                 on_progress(len(done), count)
     seconds = time.monotonic() - started
@@ -142,7 +161,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """``python -m tabula.cluster``: exit code 0, or 2 with a message."""
     parser = argparse.ArgumentParser(
         prog="python -m tabula.cluster",
-        description="Run tabula's match, perft or bench in shards on a Ray cluster.",
+        description="Run tabula's match, tournament, selfplay, perft or bench in shards on a Ray cluster.",
         epilog="The rest of the line is the tabula command's own, e.g. "
         "`match breakthrough --seat mcts --seat greedy --games 1000`.",
         allow_abbrev=False,
