@@ -147,12 +147,19 @@ def run(
 
 
 def _progress_printer() -> Optional[Callable[[int, int], None]]:
+    """A progress bar of the shards on stderr, when it is a terminal."""
     if not sys.stderr.isatty():
         return None
+    started = time.monotonic()
 
     def show(done: int, total: int) -> None:
+        width = 30
+        filled = width * done // max(total, 1)
+        elapsed = time.monotonic() - started
+        eta = f", {elapsed / done * (total - done):.0f} s left" if 0 < done < total else ""
+        bar = "#" * filled + "-" * (width - filled)
         end = "\n" if done == total else ""
-        print(f"\rshards {done}/{total}", end=end, file=sys.stderr, flush=True)
+        print(f"\rshards [{bar}] {done}/{total}, {elapsed:.0f} s{eta}   ", end=end, file=sys.stderr, flush=True)
 
     return show
 
