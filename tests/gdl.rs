@@ -182,6 +182,56 @@ fn recursion_terminates() {
     assert_eq!((g.perft(&s, 2).unwrap(), g.perft(&s, 3).unwrap()), (3, 1));
 }
 
+/// Arithmetic over a number range, as the corpus writes it (kalaha's
+/// `plus`, two-thirds' `absDiff`): the static relations are computed at
+/// load, however long their chains. A relation too costly for that (like
+/// sudoku's `exactlyFirst`, nine digits each different) is computed
+/// during play instead, with a warning, and the game plays the same.
+#[test]
+fn large_static_relations_load_or_are_computed_during_play() {
+    let numbers: String = (0..300).map(|i| format!("(succ n{i} n{})", i + 1)).collect::<Vec<_>>().join(" ");
+    let values: String = (0..40).map(|i| format!("(val v{i})")).collect::<Vec<_>>().join(" ");
+    let kif = format!(
+        "(role p) {numbers} {values}
+         (number n0) (<= (number ?y) (succ ?x ?y))
+         (<= (plus ?x n0 ?x) (number ?x))
+         (<= (plus ?x ?y ?z) (succ ?y2 ?y) (succ ?x ?x2) (plus ?x2 ?y2 ?z))
+         (<= (linked ?a ?b) (val ?a) (val ?b) (val ?c) (val ?d) (val ?e)
+             (distinct ?a ?c) (distinct ?c ?d) (distinct ?d ?e) (distinct ?b ?e))
+         (digitStep 1 n1) (digitStep 2 n2) (digitStep 3 n3) (digitStep 4 n4) (digitStep 5 n5)
+         (digitStep 6 n6) (digitStep 7 n7) (digitStep 8 n8) (digitStep 9 n9)
+         (init (at n0))
+         (<= (legal p (add ?d)) (digitStep ?d ?n) (true (at ?x)))
+         (<= (next (at ?z)) (does p (add ?d)) (true (at ?x)) (digitStep ?d ?y) (plus ?x ?y ?z))
+         (<= (next linked) (does p (add 1)) (true (at n0)) (linked v1 v2))
+         (<= (next linked) (true linked))
+         (<= terminal (true (at ?x)) (plus n280 ?y ?x))
+         (<= (goal p 100) terminal (true linked))
+         (<= (goal p 50) terminal (not (true linked)))
+         (<= (goal p 0) (not terminal))"
+    );
+    let dir = std::env::temp_dir().join(format!("tabula-gdl-large-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("arith.kif");
+    std::fs::write(&path, kif).unwrap();
+    let (mut g, warnings) = Game::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    // 40^5 ways to try, past the load-time step budget: computed during
+    // play, said in a warning; `plus` (45,451 facts) at load.
+    assert!(warnings.contains("`linked`") && warnings.contains("computed during play"), "{warnings}");
+    assert!(!warnings.contains("`plus`"), "plus is computed at load: {warnings}");
+    let s = start(&mut g);
+    assert_eq!(moves(&mut g, &s).len(), 9);
+    // Each digit d moves d numbers on; the first move by 1 also asks
+    // `linked` (v1 and v2 are linked, through v0 v1 v0).
+    let after = g.legal_moves(&s).unwrap().into_iter().find(|m| m.text == "(add 1)").unwrap().next;
+    let text = g.engine().term_text(&after.0);
+    assert!(text.contains("at(n1)") && text.contains("linked"), "{text}");
+    assert_eq!(g.perft(&s, 2).unwrap(), 81);
+    // A random game ends at n280 or beyond: 32 to 280 moves of 1 to 9.
+    let (plies, _) = g.playout(&s).unwrap();
+    assert!((32..=280).contains(&plies), "{plies}");
+}
+
 /// A game without `init` starts from the empty state (GDL allows it; the
 /// corpus's nonograms and sudoku build their boards with `next`).
 #[test]

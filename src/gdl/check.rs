@@ -49,6 +49,9 @@ pub struct Analysis {
     /// For each computed relation, how many facts a lookup by its first
     /// argument finds on average (known once they are computed).
     pub fanout: HashMap<String, f64>,
+    /// Static relations too large to compute when the game loads: their
+    /// rules run during play (known once the others are computed).
+    pub on_demand: HashSet<String>,
 }
 
 impl Analysis {
@@ -56,7 +59,10 @@ impl Analysis {
     /// state and the move (GDL's `legal`, `goal`, `terminal` and `next`
     /// always take the state, whatever they use).
     pub fn is_static(&self, rel: &str) -> bool {
-        self.reachable.contains(rel) && !self.takes_s.contains(rel) && !self.takes_m.contains(rel)
+        self.reachable.contains(rel)
+            && !self.takes_s.contains(rel)
+            && !self.takes_m.contains(rel)
+            && !self.on_demand.contains(rel)
     }
 }
 
@@ -65,7 +71,7 @@ fn keyword_arity(rel: &str) -> Option<usize> {
 }
 
 /// Every positive atom of a body, with whether it is under a `not`.
-fn body_atoms<'a>(body: &'a [Flat], negated: bool, out: &mut Vec<(&'a Atom, bool, Span)>) {
+pub(super) fn body_atoms<'a>(body: &'a [Flat], negated: bool, out: &mut Vec<(&'a Atom, bool, Span)>) {
     for l in body {
         match l {
             Flat::Pos(a) => out.push((a, negated, a.span)),

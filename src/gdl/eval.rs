@@ -3,12 +3,17 @@
 //! Their facts are written into the translation, so recursion such as
 //! `succ` chains or `smaller` terminates whatever the order of its
 //! literals, and lookups use the engine's indexing.
+//!
+//! The evaluation is semi-naive: after a stratum's first round, a rule is
+//! run once for each of its literals of the stratum, with that literal
+//! taking only the facts found in the round before (a new fact needs at
+//! least one of them), so a chain of N steps costs N rounds of new facts,
+//! not N rounds of all of them. Every argument of a relation is indexed.
 
 // Errors are the cold path; a `Diagnostic` by value keeps the code plain.
 #![allow(clippy::result_large_err)]
 
 use super::check::Analysis;
-use super::emit::order;
 use super::{Atom, Flat, FlatClause, Term};
 use crate::syntax::{Diagnostic, Span};
 use std::collections::{HashMap, HashSet};
@@ -48,29 +53,34 @@ struct Compiled<'a> {
 }
 
 enum Goal {
-    Pos(usize, Vec<P>),
+    /// A relation's facts; with `delta`, only those of the round before.
+    Pos(usize, Vec<P>, bool),
     Distinct(P, P),
     Not(Vec<Vec<Goal>>),
 }
 
-/// The facts of one relation, in the order found, with an index on the
-/// first argument.
+/// The facts of one relation, in the order found, with an index on each
+/// argument (the positions of the facts with each value there, in order).
 #[derive(Default)]
 struct Rel {
     tuples: Vec<Rc<[G]>>,
-    set: HashSet<Rc<[G]>>,
-    by_first: HashMap<G, Vec<usize>>,
+    /// Each fact's position.
+    set: HashMap<Rc<[G]>, usize>,
+    by_arg: Vec<HashMap<G, Vec<usize>>>,
 }
 
 impl Rel {
     fn insert(&mut self, t: Rc<[G]>) -> bool {
-        if self.set.contains(&t) {
+        if self.set.contains_key(&t) {
             return false;
         }
-        if let Some(f) = t.first() {
-            self.by_first.entry(f.clone()).or_default().push(self.tuples.len());
+        if self.by_arg.len() < t.len() {
+            self.by_arg.resize_with(t.len(), HashMap::new);
         }
-        self.set.insert(t.clone());
+        for (i, g) in t.iter().enumerate() {
+            self.by_arg[i].entry(g.clone()).or_default().push(self.tuples.len());
+        }
+        self.set.insert(t.clone(), self.tuples.len());
         self.tuples.push(t);
         true
     }
@@ -81,6 +91,10 @@ impl Rel {
 pub struct Facts {
     pub symbols: Vec<String>,
     pub relations: Vec<(String, Vec<Rc<[G]>>)>,
+    /// Static relations too large to compute when the game loads (or that
+    /// use one), with why: their rules run during play instead, like
+    /// those of the state.
+    pub on_demand: Vec<(String, Diagnostic)>,
 }
 
 impl Facts {
@@ -103,6 +117,9 @@ struct Eval<'a> {
     sym_index: HashMap<String, u32>,
     rel_index: HashMap<&'a str, usize>,
     rels: Vec<Rel>,
+    /// Each relation's facts found in the round before (a range of its
+    /// tuples), for the literals that take only those.
+    delta: Vec<(usize, usize)>,
     steps: u64,
     facts: usize,
 }
@@ -118,6 +135,7 @@ pub fn static_facts(clauses: &[FlatClause], a: &Analysis) -> Result<Facts, Diagn
         sym_index: HashMap::new(),
         rel_index: HashMap::new(),
         rels: Vec::new(),
+        delta: Vec::new(),
         steps: 0,
         facts: 0,
     };
@@ -131,53 +149,85 @@ pub fn static_facts(clauses: &[FlatClause], a: &Analysis) -> Result<Facts, Diagn
             }
         }
     }
+    ev.delta = vec![(0, 0); ev.rels.len()];
+    let mut on_demand: Vec<(String, Diagnostic)> = Vec::new();
     for stratum in &a.strata {
-        let rules: Vec<Compiled> = clauses
-            .iter()
-            .filter(|c| stratum.contains(&c.head.rel) && a.is_static(&c.head.rel))
-            .map(|c| {
-                let mut vars = HashMap::new();
-                let body = ev.goals(&order(&c.body, &HashSet::new(), a, None), &mut vars);
-                let head = c.head.args.iter().map(|t| ev.pattern(t, &mut vars)).collect();
-                Compiled { clause: c, rel: ev.rel_index[c.head.rel.as_str()], head, body, nvars: vars.len() }
-            })
-            .collect();
-        if rules.is_empty() {
+        let in_stratum = |rel: &String| stratum.contains(rel) && a.is_static(rel);
+        let clauses: Vec<&FlatClause> = clauses.iter().filter(|c| in_stratum(&c.head.rel)).collect();
+        if clauses.is_empty() {
             continue;
         }
-        // Naive iteration: every rule again until nothing new is found.
-        loop {
-            let mut changed = false;
-            for Compiled { clause: c, rel, head, body, nvars } in &rules {
-                let mut found = Vec::new();
-                let mut env = vec![None; *nvars];
-                let r = ev.solve(body, &mut env, &mut |env| {
-                    found.push(head.iter().map(|p| build(p, env)).collect::<Rc<[G]>>())
-                });
-                if r.is_err() {
-                    return Err(too_big(c.span, &c.head, "take too long to compute"));
-                }
-                for t in found {
-                    if t.iter().any(|g| depth(g) > MAX_DEPTH) {
-                        return Err(too_big(c.span, &c.head, "build terms nested too deeply"));
-                    }
-                    if ev.rels[*rel].insert(t) {
-                        changed = true;
-                        ev.facts += 1;
-                        if ev.facts > MAX_FACTS {
-                            return Err(too_big(c.span, &c.head, "have too many facts"));
+        let stratum_rels: Vec<usize> =
+            clauses.iter().map(|c| ev.rel_index[c.head.rel.as_str()]).collect::<HashSet<_>>().into_iter().collect();
+        // A relation that uses one computed on demand is too.
+        let uses = |c: &&FlatClause| {
+            let mut atoms = Vec::new();
+            super::check::body_atoms(&c.body, false, &mut atoms);
+            atoms
+                .iter()
+                .find(|(atom, _, _)| on_demand.iter().any(|(r, _)| *r == atom.rel))
+                .map(|(atom, _, _)| atom.rel.clone())
+        };
+        // Why this stratum is computed during play, if it is.
+        let warning = match clauses.iter().find_map(|c| uses(c).map(|r| (c, r))) {
+            Some((c, r)) => Some(Diagnostic::warning(
+                c.span,
+                format!("`{}` uses `{r}`, which is computed during play: it is computed during play too", c.head.rel),
+                "this rule",
+            )),
+            None => {
+                let steps = ev.steps;
+                match ev.stratum(&clauses, stratum, &stratum_rels) {
+                    Ok(()) => None,
+                    Err(Failed::Endless(d)) => return Err(d),
+                    Err(Failed::Limit(d)) => {
+                        // Back to before this stratum, with its step budget.
+                        for &rel in &stratum_rels {
+                            ev.facts -= ev.rels[rel].tuples.len();
+                            ev.rels[rel] = Rel::default();
                         }
+                        ev.steps = steps;
+                        // Not an error: the game plays, its relation asked
+                        // as needed.
+                        Some(
+                            Diagnostic::warning(
+                                d.span,
+                                d.message.replace("the static relations ", "this relation would ")
+                                    + "; it is computed during play instead, when it is asked",
+                                "this rule",
+                            )
+                            .with_help(
+                                "relations that depend on neither `true` nor `does` are computed when the game \
+                                 loads, up to a limit; past it, their rules run top-down like the state's \
+                                 (slower, and a recursion that needs the bottom-up order may not end)",
+                            ),
+                        )
                     }
                 }
             }
-            if !changed {
-                break;
+        };
+        if let Some(d) = warning {
+            for c in &clauses {
+                if !on_demand.iter().any(|(r, _)| *r == c.head.rel) {
+                    on_demand.push((c.head.rel.clone(), d.clone()));
+                }
             }
         }
     }
-    let relations =
-        order_rels.iter().map(|r| (r.to_string(), std::mem::take(&mut ev.rels[ev.rel_index[r]].tuples))).collect();
-    Ok(Facts { symbols: ev.symbols, relations })
+    let relations = order_rels
+        .iter()
+        .filter(|r| !on_demand.iter().any(|(o, _)| o == *r))
+        .map(|r| (r.to_string(), std::mem::take(&mut ev.rels[ev.rel_index[r]].tuples)))
+        .collect();
+    Ok(Facts { symbols: ev.symbols, relations, on_demand })
+}
+
+/// Why a stratum could not be computed at load.
+enum Failed {
+    /// Past the limits: it is computed during play instead.
+    Limit(Diagnostic),
+    /// It grows without end: an error of the game.
+    Endless(Diagnostic),
 }
 
 fn too_big(span: Span, head: &Atom, what: &str) -> Diagnostic {
@@ -204,7 +254,160 @@ fn build(p: &P, env: &[Option<G>]) -> G {
     }
 }
 
-impl Eval<'_> {
+impl<'c> Eval<'_> {
+    /// A rule ready to run: whole (`delta` None), or with its literal
+    /// `delta` first, on the facts of the round before.
+    fn compile(&mut self, c: &'c FlatClause, delta: Option<usize>, stratum: &[String]) -> Compiled<'c> {
+        let mut vars = HashMap::new();
+        let body = match delta {
+            None => {
+                let all: Vec<&Flat> = c.body.iter().collect();
+                self.goals(&self.plan(all, HashSet::new(), stratum), &mut vars)
+            }
+            Some(i) => {
+                let mut bound = Vec::new();
+                c.body[i].vars(&mut bound);
+                let bound: HashSet<String> = bound.into_iter().map(str::to_string).collect();
+                let rest: Vec<&Flat> = c.body.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, l)| l).collect();
+                let mut goals = self.goals(&[&c.body[i]], &mut vars);
+                if let Some(Goal::Pos(_, _, delta)) = goals.first_mut() {
+                    *delta = true;
+                }
+                let rest = self.plan(rest, bound, stratum);
+                goals.extend(self.goals(&rest, &mut vars));
+                goals
+            }
+        };
+        let head = c.head.args.iter().map(|t| self.pattern(t, &mut vars)).collect();
+        Compiled { clause: c, rel: self.rel_index[c.head.rel.as_str()], head, body, nvars: vars.len() }
+    }
+
+    /// The order to solve a body in, bottom-up, from the variables bound
+    /// first: a test (`distinct`, `not`) as soon as its variables are bound,
+    /// otherwise the literal with the fewest facts to try, estimated from
+    /// the facts found so far. A literal that shares no variable with those
+    /// before it (a product) comes last; a relation of the stratum being
+    /// computed, still growing, counts as large unless an argument is
+    /// bound.
+    fn plan<'b>(&self, mut left: Vec<&'b Flat>, mut bound: HashSet<String>, stratum: &[String]) -> Vec<&'b Flat> {
+        let ground = |t: &Term, bound: &HashSet<String>| {
+            let mut vs = Vec::new();
+            t.vars(&mut vs);
+            vs.iter().all(|v| bound.contains(*v))
+        };
+        let all_bound = |l: &Flat, bound: &HashSet<String>| {
+            let mut vs = Vec::new();
+            l.vars(&mut vs);
+            vs.iter().all(|v| bound.contains(*v))
+        };
+        let mut out = Vec::with_capacity(left.len());
+        while !left.is_empty() {
+            let test = left.iter().position(|l| !matches!(l, Flat::Pos(_)) && all_bound(l, &bound));
+            let next = test.or_else(|| {
+                let cost = |l: &Flat| -> Option<f64> {
+                    let Flat::Pos(atom) = l else { return None };
+                    if atom.args.iter().all(|t| ground(t, &bound)) {
+                        return Some(1.0);
+                    }
+                    let some_bound = atom.args.iter().any(|t| ground(t, &bound));
+                    if stratum.contains(&atom.rel) {
+                        return Some(if some_bound { 1e3 } else { 1e15 });
+                    }
+                    let r = &self.rels[self.rel_index[atom.rel.as_str()]];
+                    let n = r.tuples.len() as f64;
+                    if !some_bound {
+                        // A product with what is bound already: last.
+                        return Some(if bound.is_empty() { n } else { n * 1e6 });
+                    }
+                    let by_index = atom
+                        .args
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, t)| ground(t, &bound))
+                        .map(|(i, _)| n / r.by_arg.get(i).map_or(1, |m| m.len().max(1)) as f64)
+                        .fold(n, f64::min);
+                    Some(by_index)
+                };
+                left.iter()
+                    .enumerate()
+                    .filter_map(|(i, l)| cost(l).map(|c| (c, i)))
+                    .min_by(|x, y| x.0.total_cmp(&y.0))
+                    .map(|(_, i)| i)
+            });
+            // Only unsafe literals are left (already reported): keep them.
+            let l = left.remove(next.unwrap_or(0));
+            let mut vs = Vec::new();
+            l.vars(&mut vs);
+            if matches!(l, Flat::Pos(_)) {
+                bound.extend(vs.into_iter().map(str::to_string));
+            }
+            out.push(l);
+        }
+        out
+    }
+
+    /// Computes one stratum's relations: each rule whole (the first
+    /// round), then once for each literal of the stratum with that literal
+    /// first, on the facts of the round before, until no fact is new.
+    fn stratum(&mut self, clauses: &[&'c FlatClause], stratum: &[String], rels: &[usize]) -> Result<(), Failed> {
+        let mut first = Vec::new();
+        let mut later = Vec::new();
+        for c in clauses {
+            first.push(self.compile(c, None, stratum));
+            for (i, l) in c.body.iter().enumerate() {
+                if let Flat::Pos(atom) = l
+                    && stratum.contains(&atom.rel)
+                {
+                    later.push(self.compile(c, Some(i), stratum));
+                }
+            }
+        }
+        let mut rules = &first;
+        loop {
+            let before: Vec<(usize, usize)> = rels.iter().map(|&r| (r, self.rels[r].tuples.len())).collect();
+            for rule in rules {
+                self.run(rule)?;
+            }
+            // The facts of this round are the next round's delta.
+            let mut changed = false;
+            for (r, len) in before {
+                let now = self.rels[r].tuples.len();
+                self.delta[r] = (len, now);
+                changed |= now > len;
+            }
+            if !changed {
+                return Ok(());
+            }
+            rules = &later;
+        }
+    }
+
+    /// Runs a rule and adds the facts it finds.
+    fn run(&mut self, rule: &Compiled) -> Result<(), Failed> {
+        let Compiled { clause: c, rel, head, body, nvars } = rule;
+        let mut found = Vec::new();
+        let mut env = vec![None; *nvars];
+        let r =
+            self.solve(body, &mut env, &mut |env| found.push(head.iter().map(|p| build(p, env)).collect::<Rc<[G]>>()));
+        if r.is_err() {
+            return Err(Failed::Limit(too_big(c.span, &c.head, "take too long to compute")));
+        }
+        for t in found {
+            if t.iter().any(|g| depth(g) > MAX_DEPTH) {
+                // A relation without end: computed top-down, it would not
+                // end either. An error of the game.
+                return Err(Failed::Endless(too_big(c.span, &c.head, "build terms nested too deeply")));
+            }
+            if self.rels[*rel].insert(t) {
+                self.facts += 1;
+                if self.facts > MAX_FACTS {
+                    return Err(Failed::Limit(too_big(c.span, &c.head, "have too many facts")));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn sym(&mut self, s: &str) -> u32 {
         if let Some(&i) = self.sym_index.get(s) {
             return i;
@@ -234,7 +437,7 @@ impl Eval<'_> {
             .map(|l| match l {
                 Flat::Pos(atom) => {
                     let args = atom.args.iter().map(|t| self.pattern(t, vars)).collect();
-                    Goal::Pos(self.rel_index[atom.rel.as_str()], args)
+                    Goal::Pos(self.rel_index[atom.rel.as_str()], args, false)
                 }
                 Flat::Distinct(x, y, _) => Goal::Distinct(self.pattern(x, vars), self.pattern(y, vars)),
                 Flat::Not(alts, _) => Goal::Not(
@@ -261,10 +464,35 @@ impl Eval<'_> {
             return Ok(());
         };
         match first {
-            Goal::Pos(rel, args) => {
-                let candidates: Vec<usize> = match args.first().and_then(|p| ground(p, env)) {
-                    Some(key) => self.rels[*rel].by_first.get(&key).cloned().unwrap_or_default(),
-                    None => (0..self.rels[*rel].tuples.len()).collect(),
+            Goal::Pos(rel, args, delta) => {
+                let r = &self.rels[*rel];
+                let (lo, hi) = if *delta { self.delta[*rel] } else { (0, r.tuples.len()) };
+                // Every argument bound: a lookup.
+                if let Some(t) = args.iter().map(|p| ground(p, env)).collect::<Option<Rc<[G]>>>() {
+                    self.steps += 1;
+                    if self.steps > MAX_STEPS {
+                        return Err(Stop::TooLong);
+                    }
+                    if r.set.get(&t).is_some_and(|&k| lo <= k && k < hi) {
+                        self.solve(rest, env, found)?;
+                    }
+                    return Ok(());
+                }
+                // The shortest index list of a bound argument, within the
+                // range (the lists are in order).
+                let mut best: Option<&[usize]> = None;
+                for (i, p) in args.iter().enumerate() {
+                    if let Some(key) = ground(p, env) {
+                        let list = r.by_arg.get(i).and_then(|m| m.get(&key)).map_or(&[][..], Vec::as_slice);
+                        let list = &list[list.partition_point(|&k| k < lo)..list.partition_point(|&k| k < hi)];
+                        if best.is_none_or(|b| list.len() < b.len()) {
+                            best = Some(list);
+                        }
+                    }
+                }
+                let candidates: Vec<usize> = match best {
+                    Some(list) => list.to_vec(),
+                    None => (lo..hi).collect(),
                 };
                 for i in candidates {
                     self.steps += 1;

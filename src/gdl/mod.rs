@@ -182,6 +182,10 @@ pub fn translate(name: &str, src: &str) -> Result<Translation, Vec<Diagnostic>> 
     }
     let facts = eval::static_facts(&flat, &analysis).map_err(|d| vec![d])?;
     analysis.fanout = facts.fanout();
+    for (rel, why) in &facts.on_demand {
+        analysis.on_demand.insert(rel.clone());
+        errors.push(why.clone());
+    }
     let description = leading_comment(src);
     let program = emit::program(&title(name), description.as_deref(), &flat, &analysis, &facts);
     Ok(Translation { program, warnings: errors })

@@ -332,15 +332,22 @@ pub fn run(
             (file.result, file.interrupted)
         }
     };
-    Ok(ShardFile {
-        format: FORMAT.to_string(),
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        shard,
-        job: job.clone(),
-        seconds: started.elapsed().as_secs_f64(),
-        interrupted,
-        result,
-    })
+    Ok(ShardFile::new(job, shard, started, interrupted, result))
+}
+
+impl ShardFile {
+    /// What shard `shard` of `job`, started at `started`, found.
+    fn new(job: &Job, shard: Shard, started: Instant, interrupted: bool, result: Part) -> ShardFile {
+        ShardFile {
+            format: FORMAT.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            shard,
+            job: job.clone(),
+            seconds: started.elapsed().as_secs_f64(),
+            interrupted,
+            result,
+        }
+    }
 }
 
 /// That `source` is the job's rules.
@@ -472,6 +479,19 @@ fn computer_players(specs: &[String], think: Option<f64>) -> Result<Vec<Controll
     Ok(parsed)
 }
 
+/// The controllers of a match or self-play, one for each seat.
+fn seated_players(job: &Job, specs: &[String], think: Option<f64>) -> Result<Vec<Controller>, WorkError> {
+    if specs.len() != job.players.len() {
+        return Err(WorkError(format!(
+            "{} needs a controller for each of its {} seats, not {}",
+            job.game,
+            job.players.len(),
+            specs.len()
+        )));
+    }
+    computer_players(specs, think)
+}
+
 fn run_match(
     path: &Path,
     source: &str,
@@ -481,15 +501,7 @@ fn run_match(
     hooks: &Hooks,
 ) -> Result<(Part, bool), WorkError> {
     let Task::Match { controllers, think, games, max_plies } = &job.task else { unreachable!("a match job") };
-    if controllers.len() != job.players.len() {
-        return Err(WorkError(format!(
-            "a match of {} needs a controller for each of its {} seats, not {}",
-            job.game,
-            job.players.len(),
-            controllers.len()
-        )));
-    }
-    let parsed = computer_players(controllers, *think)?;
+    let parsed = seated_players(job, controllers, *think)?;
     let total = shard.len(*games) as usize;
     let pairs = job.option_pairs();
     let setup = |game: &mut Game| Ok(game.options_term(&pairs)?);

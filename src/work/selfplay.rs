@@ -9,7 +9,7 @@
 //! into shards like any job; each shard writes its positions as NumPy
 //! `.npy` files, which `numpy.load` reads directly.
 
-use super::{Games, Hooks, Job, Part, Shard, ShardFile, Task, WorkError, computer_players, run_items};
+use super::{Games, Hooks, Job, Part, Shard, ShardFile, Task, WorkError, run_items};
 use crate::ai;
 use crate::game::{ActionSpace, Game, Observer, Outcome};
 use rand::{Rng, SeedableRng};
@@ -221,15 +221,7 @@ pub fn run_selfplay(
         return Err(WorkError("not a self-play job".into()));
     };
     super::check_rules(path, source, job)?;
-    let parsed = computer_players(controllers, *think)?;
-    if parsed.len() != job.players.len() {
-        return Err(WorkError(format!(
-            "self-play of {} needs a controller for each of its {} seats, not {}",
-            job.game,
-            job.players.len(),
-            parsed.len()
-        )));
-    }
+    let parsed = super::seated_players(job, controllers, *think)?;
     let started = Instant::now();
     let total = shard.len(*games) as usize;
     let pairs = job.option_pairs();
@@ -267,16 +259,7 @@ pub fn run_selfplay(
     }
     let positions = positions.unwrap_or_default();
     let result = Part::Selfplay { games: record, positions: positions.len() as u64 };
-    let file = ShardFile {
-        format: super::FORMAT.to_string(),
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        shard,
-        job: job.clone(),
-        seconds: started.elapsed().as_secs_f64(),
-        interrupted,
-        result,
-    };
-    Ok((file, positions))
+    Ok((ShardFile::new(job, shard, started, interrupted, result), positions))
 }
 
 #[cfg(test)]
