@@ -3,7 +3,7 @@
 use super::CliError;
 use super::setup::{Finder, GameArgs, Session, StartArgs, find_file, open, open_with, progress};
 use crate::game::{Game, games_dir, list_games};
-use crate::work::{self, Hooks, Job, Shard, Task};
+use crate::work::{self, Hooks, Job, Shard, Task, Unit};
 use serde_json::{Value as Json, json};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -178,7 +178,14 @@ pub fn perft(a: PerftArgs) -> Result<i32, CliError> {
         }
     };
     let hooks = Hooks { tick: &tick, depth_done: &depth_done, ..Hooks::default() };
-    let done = work::run(&s.game.path, &s.game.source, &job, shard, threads(a.threads), &hooks)?;
+    let done = work::run(&Unit {
+        path: &s.game.path,
+        source: &s.game.source,
+        job: &job,
+        shard,
+        threads: threads(a.threads),
+        hooks: &hooks,
+    })?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -248,7 +255,14 @@ pub fn bench(a: BenchArgs) -> Result<i32, CliError> {
         }
     };
     let hooks = Hooks { tick: &tick, deadline, ..Hooks::default() };
-    let done = work::run(&s.game.path, &s.game.source, &job, shard, threads(a.threads), &hooks)?;
+    let done = work::run(&Unit {
+        path: &s.game.path,
+        source: &s.game.source,
+        job: &job,
+        shard,
+        threads: threads(a.threads),
+        hooks: &hooks,
+    })?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }

@@ -8,7 +8,7 @@
 use super::CliError;
 use super::setup::{Finder, GameArgs, Session, find_file, open_with, progress};
 use crate::ai::Controller;
-use crate::work::{self, Hooks, Job, Shard, Task};
+use crate::work::{self, Hooks, Job, Shard, Task, Unit};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -187,7 +187,14 @@ pub fn selfplay(a: SelfplayArgs) -> Result<i32, CliError> {
         }
     };
     let hooks = Hooks { tick: &tick, ..Hooks::default() };
-    let (done, positions) = work::run_selfplay(&session.game.path, &session.game.source, &job, shard, threads, &hooks)?;
+    let (done, positions) = work::run_selfplay(&Unit {
+        path: &session.game.path,
+        source: &session.game.source,
+        job: &job,
+        shard,
+        threads,
+        hooks: &hooks,
+    })?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -235,7 +242,14 @@ fn play(job: &Job, session: &Session, c: &Common, total: u64) -> Result<i32, Cli
         }
     };
     let hooks = Hooks { tick: &tick, stop: &stop, ..Hooks::default() };
-    let done = work::run(&session.game.path, &session.game.source, job, shard, threads, &hooks)?;
+    let done = work::run(&Unit {
+        path: &session.game.path,
+        source: &session.game.source,
+        job,
+        shard,
+        threads,
+        hooks: &hooks,
+    })?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }

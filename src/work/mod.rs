@@ -310,25 +310,30 @@ impl Default for Hooks<'static> {
     }
 }
 
-/// Runs shard `shard` of `job` on `threads` threads, each with its own
-/// engine loaded from `path` and `source` (which must be the job's rules).
-pub fn run(
-    path: &Path,
-    source: &str,
-    job: &Job,
-    shard: Shard,
-    threads: usize,
-    hooks: &Hooks,
-) -> Result<ShardFile, WorkError> {
-    check_rules(path, source, job)?;
+/// One shard of a job to run: the rules (which must be the job's), the
+/// job, the shard, how many threads (each loads its own engine) and the
+/// hooks.
+pub struct Unit<'a> {
+    pub path: &'a Path,
+    pub source: &'a str,
+    pub job: &'a Job,
+    pub shard: Shard,
+    pub threads: usize,
+    pub hooks: &'a Hooks<'a>,
+}
+
+/// Runs a shard of a job: its shard file.
+pub fn run(u: &Unit) -> Result<ShardFile, WorkError> {
+    let (job, shard) = (u.job, u.shard);
+    check_rules(u.path, u.source, job)?;
     let started = Instant::now();
     let (result, interrupted) = match &job.task {
-        Task::Match { .. } => run_match(path, source, job, shard, threads, hooks)?,
-        Task::Tournament { .. } => tournament::run_tournament(path, source, job, shard, threads, hooks)?,
-        Task::Perft { .. } => run_perft(path, source, job, shard, threads, hooks)?,
-        Task::Bench { .. } => run_bench(path, source, job, shard, threads, hooks)?,
+        Task::Match { .. } => run_match(u)?,
+        Task::Tournament { .. } => tournament::run_tournament(u)?,
+        Task::Perft { .. } => run_perft(u)?,
+        Task::Bench { .. } => run_bench(u)?,
         Task::Selfplay { .. } => {
-            let (file, _positions) = run_selfplay(path, source, job, shard, threads, hooks)?;
+            let (file, _positions) = run_selfplay(u)?;
             (file.result, file.interrupted)
         }
     };
@@ -370,18 +375,16 @@ fn check_rules(path: &Path, source: &str, job: &Job) -> Result<(), WorkError> {
 /// item handed out is finished, so the results (in order) are those of the
 /// first items, and fewer than `total` only after a stop.
 fn run_items<C, T: Send>(
-    path: &Path,
-    source: &str,
+    u: &Unit,
     (total, index): (usize, &(dyn Fn(usize) -> u64 + Sync)),
-    threads: usize,
-    hooks: &Hooks,
     setup: &(dyn Fn(&mut Game) -> Result<C, WorkError> + Sync),
     work: &(dyn Fn(&mut Game, &C, u64) -> Result<T, WorkError> + Sync),
 ) -> Result<Vec<T>, WorkError> {
     let next = AtomicUsize::new(0);
     let slots: Mutex<Vec<Option<T>>> = Mutex::new(Vec::new());
     let failure: Mutex<Option<WorkError>> = Mutex::new(None);
-    let threads = threads.clamp(1, total.max(1));
+    let (path, source, hooks) = (u.path, u.source, u.hooks);
+    let threads = u.threads.clamp(1, total.max(1));
     let fail = |e: WorkError| {
         let mut f = failure.lock().unwrap_or_else(|p| p.into_inner());
         f.get_or_insert(e);
@@ -492,14 +495,8 @@ fn seated_players(job: &Job, specs: &[String], think: Option<f64>) -> Result<Vec
     computer_players(specs, think)
 }
 
-fn run_match(
-    path: &Path,
-    source: &str,
-    job: &Job,
-    shard: Shard,
-    threads: usize,
-    hooks: &Hooks,
-) -> Result<(Part, bool), WorkError> {
+fn run_match(u: &Unit) -> Result<(Part, bool), WorkError> {
+    let (job, shard) = (u.job, u.shard);
     let Task::Match { controllers, think, games, max_plies } = &job.task else { unreachable!("a match job") };
     let parsed = seated_players(job, controllers, *think)?;
     let total = shard.len(*games) as usize;
@@ -511,7 +508,7 @@ fn run_match(
         let by_seat = (0..n).map(|i| (i + g as usize) % n).collect();
         play_game(game, options, job, (&parsed, by_seat), *max_plies, g)
     };
-    let done = run_items(path, source, (total, &|k| shard.item(k as u64)), threads, hooks, &setup, &work)?;
+    let done = run_items(u, (total, &|k| shard.item(k as u64)), &setup, &work)?;
     let interrupted = done.len() < total;
     let mut games = Games::new(parsed.len());
     for r in &done {
@@ -532,14 +529,8 @@ fn start_state(game: &mut Game, job: &Job, start: &Option<String>) -> Result<Sta
     })
 }
 
-fn run_bench(
-    path: &Path,
-    source: &str,
-    job: &Job,
-    shard: Shard,
-    threads: usize,
-    hooks: &Hooks,
-) -> Result<(Part, bool), WorkError> {
+fn run_bench(u: &Unit) -> Result<(Part, bool), WorkError> {
+    let (job, shard) = (u.job, u.shard);
     let Task::Bench { playouts, start } = &job.task else { unreachable!("a bench job") };
     // A bench for a time plays until the deadline (its playouts are then
     // u64::MAX, and it is not a shard).
@@ -557,8 +548,8 @@ fn run_bench(
     let work = |game: &mut Game, (options, from): &(crate::engine::Tmpl, Option<State>), i: u64| {
         Ok(game.seeded_playout(options, from.as_ref(), job.seed.wrapping_add(i))?)
     };
-    let done = run_items(path, source, (total, &|k| shard.item(k as u64)), threads, hooks, &setup, &work)?;
-    let interrupted = done.len() < total && hooks.stop.load(Ordering::SeqCst);
+    let done = run_items(u, (total, &|k| shard.item(k as u64)), &setup, &work)?;
+    let interrupted = done.len() < total && u.hooks.stop.load(Ordering::SeqCst);
     let mut tally = crate::game::Tally::new(&job.players);
     for (len, outcome) in done {
         tally.record(len, outcome);
@@ -601,20 +592,14 @@ fn frontier(game: &mut Game, root: &State, split: u32) -> Result<Frontier, WorkE
 /// out and each shard's threads have work.
 const NODES_PER_SHARD: u64 = 32;
 
-fn run_perft(
-    path: &Path,
-    source: &str,
-    job: &Job,
-    shard: Shard,
-    threads: usize,
-    hooks: &Hooks,
-) -> Result<(Part, bool), WorkError> {
+fn run_perft(u: &Unit) -> Result<(Part, bool), WorkError> {
+    let (job, shard) = (u.job, u.shard);
     let Task::Perft { depth, start, divide } = &job.task else { unreachable!("a perft job") };
     let depth = *depth;
     if depth == 0 {
         return Err(WorkError("perft counts depths from 1: give a depth of at least 1".into()));
     }
-    let (mut game, _) = Game::from_source(path, source)?;
+    let (mut game, _) = Game::from_source(u.path, u.source)?;
     let root = start_state(&mut game, job, start)?;
     let first_moves: Vec<String> = if *divide && game.outcome(&root)?.is_none() {
         game.legal_moves(&root)?.into_iter().map(|m| m.text).collect()
@@ -640,7 +625,7 @@ fn run_perft(
             let state = game.parse_state(&texts[j as usize].1)?;
             Ok(game.perft(&state, rest)?)
         };
-        let done = run_items(path, source, (owned.len(), &|k| owned[k]), threads, hooks, &setup, &work)?;
+        let done = run_items(u, (owned.len(), &|k| owned[k]), &setup, &work)?;
         let interrupted = done.len() < owned.len();
         let mut per_move: Vec<(String, u64)> = first_moves.into_iter().map(|m| (m, 0)).collect();
         for (j, n) in owned.iter().zip(done) {
@@ -658,7 +643,7 @@ fn run_perft(
         if shard.index == 0 {
             (nodes_by_depth[i], seconds[i]) = (counts[i], level_seconds[i]);
         }
-        (hooks.depth_done)(d, nodes_by_depth[i], seconds[i]);
+        (u.hooks.depth_done)(d, nodes_by_depth[i], seconds[i]);
     }
     let deeper: Vec<u32> = (split + 1..=depth).collect();
     let width = texts.len() as u64;
@@ -681,7 +666,7 @@ fn run_perft(
             let secs = p.3.elapsed().as_secs_f64();
             p.3 = Instant::now();
             let (d, total) = (deeper[p.2], p.1[p.2]);
-            (hooks.depth_done)(d, total, secs);
+            (u.hooks.depth_done)(d, total, secs);
             if let Ok(mut r) = reported.lock() {
                 r.push((total, secs));
             }
@@ -689,15 +674,14 @@ fn run_perft(
         }
         Ok(n)
     };
-    let done =
-        if total == 0 { Vec::new() } else { run_items(path, source, (total, &index), threads, hooks, &setup, &work)? };
+    let done = if total == 0 { Vec::new() } else { run_items(u, (total, &index), &setup, &work)? };
     let interrupted = done.len() < total;
     let reported = reported.into_inner().unwrap_or_default();
     for (e, d) in deeper.iter().enumerate() {
         let (n, secs) = reported.get(e).copied().unwrap_or((0, 0.0));
         if owned.is_empty() {
             // This shard has no nodes: its deeper depths are all 0.
-            (hooks.depth_done)(*d, 0, 0.0);
+            (u.hooks.depth_done)(*d, 0, 0.0);
         }
         nodes_by_depth[*d as usize - 1] = n;
         seconds[*d as usize - 1] = secs;

@@ -9,7 +9,7 @@
 //! into shards like any job; each shard writes its positions as NumPy
 //! `.npy` files, which `numpy.load` reads directly.
 
-use super::{Games, Hooks, Job, Part, Shard, ShardFile, Task, WorkError, run_items};
+use super::{Games, Job, Part, ShardFile, Task, Unit, WorkError, run_items};
 use crate::ai;
 use crate::game::{ActionSpace, Game, Observer, Outcome};
 use rand::{Rng, SeedableRng};
@@ -209,18 +209,12 @@ fn play(
 
 /// Runs shard `shard` of a self-play job: its shard file, and the
 /// positions of its games in order.
-pub fn run_selfplay(
-    path: &Path,
-    source: &str,
-    job: &Job,
-    shard: Shard,
-    threads: usize,
-    hooks: &Hooks,
-) -> Result<(ShardFile, Positions), WorkError> {
+pub fn run_selfplay(u: &Unit) -> Result<(ShardFile, Positions), WorkError> {
+    let (job, shard) = (u.job, u.shard);
     let Task::Selfplay { controllers, think, games, max_plies, explore } = &job.task else {
         return Err(WorkError("not a self-play job".into()));
     };
-    super::check_rules(path, source, job)?;
+    super::check_rules(u.path, u.source, job)?;
     let parsed = super::seated_players(job, controllers, *think)?;
     let started = Instant::now();
     let total = shard.len(*games) as usize;
@@ -246,7 +240,7 @@ pub fn run_selfplay(
         Ok(Context { options, observer, space })
     };
     let work = |game: &mut Game, cx: &Context, g: u64| play(game, cx, job, &parsed, (*max_plies, *explore), g);
-    let done = run_items(path, source, (total, &|k| shard.item(k as u64)), threads, hooks, &setup, &work)?;
+    let done = run_items(u, (total, &|k| shard.item(k as u64)), &setup, &work)?;
     let interrupted = done.len() < total;
     let mut record = Games::new(parsed.len());
     let mut positions: Option<Positions> = None;

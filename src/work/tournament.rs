@@ -14,9 +14,8 @@
 //! a finite rating. The 95% intervals come from the inverse of the Fisher
 //! information, with the ratings' mean held at 0.
 
-use super::{Games, Hooks, Job, Part, Shard, Task, WorkError, computer_players, play_game, run_items};
+use super::{Games, Part, Task, Unit, WorkError, computer_players, play_game, run_items};
 use crate::game::Game;
-use std::path::Path;
 
 /// The pairings of `k` controllers for a game of `n` seats: every set of
 /// `n` of them, in lexicographic order.
@@ -42,14 +41,8 @@ pub fn pairings(k: usize, n: usize) -> Vec<Vec<usize>> {
 /// Pairings a tournament may have (a game's setup is one item each).
 const MAX_PAIRINGS: usize = 100_000;
 
-pub(super) fn run_tournament(
-    path: &Path,
-    source: &str,
-    job: &Job,
-    shard: Shard,
-    threads: usize,
-    hooks: &Hooks,
-) -> Result<(Part, bool), WorkError> {
+pub(super) fn run_tournament(u: &Unit) -> Result<(Part, bool), WorkError> {
+    let (job, shard) = (u.job, u.shard);
     let Task::Tournament { controllers, think, games, max_plies } = &job.task else { unreachable!("a tournament job") };
     let parsed = computer_players(controllers, *think)?;
     let (k, n) = (parsed.len(), job.players.len());
@@ -62,7 +55,7 @@ pub(super) fn run_tournament(
         let by_seat = (0..n).map(|i| table[p][(i + r) % n]).collect();
         play_game(game, options, job, (&parsed, by_seat), *max_plies, g)
     };
-    let done = run_items(path, source, (total, &|i| shard.item(i as u64)), threads, hooks, &setup, &work)?;
+    let done = run_items(u, (total, &|i| shard.item(i as u64)), &setup, &work)?;
     let interrupted = done.len() < total;
     let mut played = Games::new(k);
     let (mut ahead, mut drawn) = (vec![vec![0; k]; k], vec![vec![0; k]; k]);

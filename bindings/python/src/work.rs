@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::path::{Path, PathBuf};
 use tabula::game::{GameError, find_game};
-use tabula::work::{self, Hooks, Job, Shard, Timing};
+use tabula::work::{self, Hooks, Job, Shard, Timing, Unit};
 
 fn error(e: impl std::fmt::Display) -> PyErr {
     TabulaError::new_err(e.to_string())
@@ -41,6 +41,13 @@ pub fn _plan(py: Python<'_>, argv: Vec<String>) -> PyResult<(String, String, Str
     Ok((job, plan.path.display().to_string(), plan.source, plan.json, out))
 }
 
+/// A job read from its JSON, and shard `index` of `count`.
+fn job_and_shard(job: &str, index: u64, count: u64) -> PyResult<(Job, Shard)> {
+    let job: Job = serde_json::from_str(job).map_err(|e| error(format!("not a job: {e}")))?;
+    let shard: Shard = format!("{index}/{count}").parse().map_err(error)?;
+    Ok((job, shard))
+}
+
 /// Runs shard `index` of `count` of a job (JSON) on the rules given, on
 /// `threads` threads, with the GIL released; returns the shard file's JSON.
 #[pyfunction]
@@ -54,10 +61,10 @@ pub fn _run_shard(
     count: u64,
     threads: usize,
 ) -> PyResult<String> {
-    let job: Job = serde_json::from_str(job).map_err(|e| error(format!("not a job: {e}")))?;
-    let shard: Shard = format!("{index}/{count}").parse().map_err(error)?;
-    let done =
-        py.detach(|| work::run(Path::new(path), rules, &job, shard, threads, &Hooks::default())).map_err(error)?;
+    let (job, shard) = job_and_shard(job, index, count)?;
+    let hooks = Hooks::default();
+    let unit = Unit { path: Path::new(path), source: rules, job: &job, shard, threads, hooks: &hooks };
+    let done = py.detach(|| work::run(&unit)).map_err(error)?;
     serde_json::to_string(&done).map_err(error)
 }
 
@@ -77,11 +84,10 @@ pub fn _run_selfplay_shard(
     count: u64,
     threads: usize,
 ) -> PyResult<(String, NpyFiles)> {
-    let job: Job = serde_json::from_str(job).map_err(|e| error(format!("not a job: {e}")))?;
-    let shard: Shard = format!("{index}/{count}").parse().map_err(error)?;
-    let (done, positions) = py
-        .detach(|| work::run_selfplay(Path::new(path), rules, &job, shard, threads, &Hooks::default()))
-        .map_err(error)?;
+    let (job, shard) = job_and_shard(job, index, count)?;
+    let hooks = Hooks::default();
+    let unit = Unit { path: Path::new(path), source: rules, job: &job, shard, threads, hooks: &hooks };
+    let (done, positions) = py.detach(|| work::run_selfplay(&unit)).map_err(error)?;
     let files = positions
         .npy_files()
         .into_iter()
