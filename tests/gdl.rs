@@ -180,6 +180,30 @@ fn recursion_terminates() {
     assert_eq!(moves(&mut g, &s), ["(go 2)", "(go 3)", "(go 4)"]);
     // 1-2, 1-3, 1-4; then 1-2-3, 1-2-4, 1-3-4; then 1-2-3-4.
     assert_eq!((g.perft(&s, 2).unwrap(), g.perft(&s, 3).unwrap()), (3, 1));
+
+    // alexChess's pattern: the recursive call written first, the literal
+    // that relates its argument to the head's last, and an empty square
+    // that would let `(above ?p ?x ?y0)` bind ?y0 to ?y itself. The lookup
+    // of `nextrank` by its bound second argument comes first, so the
+    // recursion walks down the file.
+    let mut g = game(
+        "slide",
+        "(role a)
+         (nextrank 1 2) (nextrank 2 3) (nextrank 3 4) (nextrank 4 5)
+         (init (piece 3)) (init (empty 1)) (init (empty 2)) (init (empty 4)) (init (empty 5))
+         (<= (above ?y) (true (piece ?y0)) (nextrank ?y0 ?y))
+         (<= (above ?y) (above ?y0) (true (empty ?y0)) (nextrank ?y0 ?y))
+         (<= (legal a (to ?y)) (true (empty ?y)) (above ?y))
+         (<= (next (piece ?y)) (does a (to ?y)))
+         (<= (next (empty ?y)) (true (empty ?y)) (not (does a (to ?y))))
+         (<= (next (empty ?y)) (true (piece ?y)))
+         (<= terminal (true (piece 5)))
+         (<= (goal a 100) terminal)",
+    );
+    let s = start(&mut g);
+    assert_eq!(moves(&mut g, &s), ["(to 4)", "(to 5)"]);
+    // (to 4) then (to 5), or (to 5) at once, which ends the game.
+    assert_eq!((g.perft(&s, 1).unwrap(), g.perft(&s, 2).unwrap()), (2, 1));
 }
 
 /// Arithmetic over a number range, as the corpus writes it (kalaha's

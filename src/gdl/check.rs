@@ -46,9 +46,9 @@ pub struct Analysis {
     pub stratum: HashMap<String, usize>,
     /// Relations the game interface reaches.
     pub reachable: HashSet<String>,
-    /// For each computed relation, how many facts a lookup by its first
-    /// argument finds on average (known once they are computed).
-    pub fanout: HashMap<String, f64>,
+    /// For each computed relation, how many facts a lookup by each of its
+    /// arguments finds on average (known once they are computed).
+    pub fanout: HashMap<String, Vec<f64>>,
     /// Static relations too large to compute when the game loads: their
     /// rules run during play (known once the others are computed).
     pub on_demand: HashSet<String>,

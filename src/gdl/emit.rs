@@ -19,9 +19,12 @@ pub fn pred_name(rel: &str) -> String {
 /// Orders a body for Prolog, given the variables bound before it. The
 /// written order is kept except that: each `not` and `distinct` comes as
 /// soon as its variables are bound; a literal whose variables are all bound
-/// (a test) comes next; then a lookup of a computed relation by its first
-/// argument (indexed) that finds at most two facts on average; calls back into the rule's own stratum (recursion)
-/// come after everything else.
+/// (a test) comes next; then a lookup of a computed relation by a bound
+/// argument (indexed) that finds at most two facts on average, such as
+/// `(succ ?x ?y)` with `?y` bound; calls back into the rule's own stratum
+/// (recursion) come after everything else, so a recursive call comes with
+/// the arguments the others bound (`(nextrank ?y0 ?y)` before
+/// `(above ?p ?x ?y0)`), and a recursion down a chain ends.
 pub fn order<'a>(body: &'a [Flat], bound: &HashSet<String>, a: &Analysis, stratum: Option<usize>) -> Vec<&'a Flat> {
     let mut bound = bound.clone();
     let mut left: Vec<&Flat> = body.iter().collect();
@@ -40,11 +43,12 @@ pub fn order<'a>(body: &'a [Flat], bound: &HashSet<String>, a: &Analysis, stratu
             let Flat::Pos(atom) = l else { return None };
             let recursive = stratum.is_some() && a.stratum.get(&atom.rel) == stratum.as_ref();
             let indexed = a.is_static(&atom.rel)
-                && a.fanout.get(&atom.rel).is_none_or(|&f| f <= 2.0)
-                && atom.args.first().is_some_and(|t| ground_now(t, &bound));
+                && atom.args.iter().enumerate().any(|(i, t)| {
+                    ground_now(t, &bound) && a.fanout.get(&atom.rel).is_none_or(|f| f.get(i).is_none_or(|&f| f <= 2.0))
+                });
             Some(match () {
-                _ if all_bound(l, &bound) => 0,
                 _ if recursive => 3,
+                _ if all_bound(l, &bound) => 0,
                 _ if indexed => 1,
                 _ => 2,
             })

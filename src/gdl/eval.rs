@@ -98,15 +98,20 @@ pub struct Facts {
 }
 
 impl Facts {
-    /// For each relation with arguments, its facts per distinct first
-    /// argument.
-    pub fn fanout(&self) -> HashMap<String, f64> {
+    /// For each relation with arguments, its facts per distinct value of
+    /// each argument.
+    pub fn fanout(&self) -> HashMap<String, Vec<f64>> {
         self.relations
             .iter()
             .filter(|(_, ts)| ts.first().is_some_and(|t| !t.is_empty()))
             .map(|(r, ts)| {
-                let firsts: HashSet<&G> = ts.iter().map(|t| &t[0]).collect();
-                (r.clone(), ts.len() as f64 / firsts.len() as f64)
+                let per_arg = (0..ts[0].len())
+                    .map(|i| {
+                        let values: HashSet<&G> = ts.iter().map(|t| &t[i]).collect();
+                        ts.len() as f64 / values.len() as f64
+                    })
+                    .collect();
+                (r.clone(), per_arg)
             })
             .collect()
     }
@@ -124,8 +129,15 @@ struct Eval<'a> {
     facts: usize,
 }
 
+/// What a body's solver calls with each solution (an `Err` stops it).
+type Found<'f> = dyn FnMut(&[Option<G>]) -> Result<(), Stop> + 'f;
+
 enum Stop {
     TooLong,
+    /// One rule alone finds more facts than the limit allows.
+    TooMany,
+    /// A negation's goal holds: no need for more solutions.
+    Holds,
 }
 
 /// Computes every static relation the game reaches.
@@ -387,10 +399,20 @@ impl<'c> Eval<'_> {
         let Compiled { clause: c, rel, head, body, nvars } = rule;
         let mut found = Vec::new();
         let mut env = vec![None; *nvars];
-        let r =
-            self.solve(body, &mut env, &mut |env| found.push(head.iter().map(|p| build(p, env)).collect::<Rc<[G]>>()));
-        if r.is_err() {
-            return Err(Failed::Limit(too_big(c.span, &c.head, "take too long to compute")));
+        // The solutions are kept until the rule is done: at most as many
+        // as there is room for facts.
+        let room = MAX_FACTS.saturating_sub(self.facts);
+        let r = self.solve(body, &mut env, &mut |env| {
+            if found.len() >= room {
+                return Err(Stop::TooMany);
+            }
+            found.push(head.iter().map(|p| build(p, env)).collect::<Rc<[G]>>());
+            Ok(())
+        });
+        match r {
+            Ok(()) => {}
+            Err(Stop::TooMany) => return Err(Failed::Limit(too_big(c.span, &c.head, "have too many facts"))),
+            Err(_) => return Err(Failed::Limit(too_big(c.span, &c.head, "take too long to compute"))),
         }
         for t in found {
             if t.iter().any(|g| depth(g) > MAX_DEPTH) {
@@ -457,11 +479,10 @@ impl<'c> Eval<'_> {
         &mut self,
         goals: &[Goal],
         env: &mut Vec<Option<G>>,
-        found: &mut dyn FnMut(&[Option<G>]),
+        found: &mut Found,
     ) -> Result<(), Stop> {
         let Some((first, rest)) = goals.split_first() else {
-            found(env);
-            return Ok(());
+            return found(env);
         };
         match first {
             Goal::Pos(rel, args, delta) => {
@@ -520,9 +541,13 @@ impl<'c> Eval<'_> {
                 let mut holds = false;
                 for alt in alts {
                     let mut scratch = env.clone();
-                    self.solve(alt, &mut scratch, &mut |_| holds = true)?;
-                    if holds {
-                        break;
+                    match self.solve(alt, &mut scratch, &mut |_| Err(Stop::Holds)) {
+                        Ok(()) => {}
+                        Err(Stop::Holds) => {
+                            holds = true;
+                            break;
+                        }
+                        Err(e) => return Err(e),
                     }
                 }
                 if !holds {

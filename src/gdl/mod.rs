@@ -219,6 +219,10 @@ pub const PRELUDE: &str = include_str!("prelude.pl");
 /// choosing in the same round) from a turn-taking one, and their length.
 const PROBE_PLAYOUTS: u32 = 4;
 const PROBE_PLIES: u32 = 150;
+/// The time the probe may take: a game too slow to tell in that time is
+/// taken as simultaneous, the safe side (a turn-taking game so marked only
+/// has its computer players sample states that are all the same).
+const PROBE_TIME: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// [`translate`], then a game whose rounds can have two roles choosing
 /// gets `sample_state/3`: the choices a player has not seen are hidden
@@ -240,8 +244,23 @@ pub fn translate_game(name: &str, src: &str) -> Result<Translation, Vec<Diagnost
         )]);
     }
     let goal = format!("gdl_simultaneous({PROBE_PLAYOUTS}, {PROBE_PLIES})");
-    let simultaneous = engine.query(&goal).ok().and_then(|mut q| q.next()).is_some_and(|a| a.is_ok());
-    if simultaneous {
+    engine.set_limits(crate::engine::Limits { timeout: Some(PROBE_TIME), ..Default::default() });
+    let answer = engine.query(&goal).ok().and_then(|mut q| q.next());
+    let out_of_time =
+        matches!(&answer, Some(Err(crate::engine::QueryError::Limit { resource, .. })) if resource == "time");
+    if out_of_time {
+        t.warnings.push(Diagnostic::warning(
+            Span::new(0, 0),
+            format!(
+                "the random games that tell whether two roles can choose in the same round did not \
+                 finish in {} s: the game is taken as simultaneous (a choice stays hidden until its \
+                 round ends)",
+                PROBE_TIME.as_secs()
+            ),
+            "",
+        ));
+    }
+    if out_of_time || answer.is_some_and(|a| a.is_ok()) {
         t.program.push_str(
             "\n% Rounds can have two roles choosing: a choice is hidden from the others\n\
              % until the round's last one is made.\n\

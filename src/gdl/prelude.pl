@@ -88,14 +88,29 @@ gdl_kinds([R|Rs], Fs, [R-K|Kinds]) :-
 % legal action in a state that is not terminal, naming the role, GDL's
 % rule and the state (its first fluents).
 gdl_no_legal_action(R, Fs) :-
+    gdl_state_text(Fs, Shown),
+    format(atom(Message),
+           '~w has no legal action in a state that is not terminal, which GDL forbids (every role has a legal action until terminal holds); the state: ~w',
+           [R, Shown]),
+    throw(error(existence_error(legal_action, R), context(gdl_kinds/3, Message))).
+
+% gdl_no_goal(+Role, +Fluents): the error for a role without a goal value
+% in a terminal state.
+gdl_no_goal(R, Fs) :-
+    gdl_state_text(Fs, Shown),
+    format(atom(Message),
+           '~w has no goal value in a terminal state, which GDL forbids (every role has a goal value when terminal holds); the state: ~w',
+           [R, Shown]),
+    throw(error(existence_error(goal_value, R), context(gdl_goals/3, Message))).
+
+% gdl_state_text(+Fluents, -Text): the first twelve fluents as KIF, and
+% how many more there are.
+gdl_state_text(Fs, Text) :-
     length(Fs, N),
     findall(T, ( nth1(I, Fs, F), I =< 12, gdl_kif(F, T) ), Texts),
     atomic_list_concat(Texts, ' ', Shown),
     (   N > 12 -> More is N - 12, format(atom(Rest), ' ... and ~d more', [More]) ; Rest = '' ),
-    format(atom(Message),
-           '~w has no legal action in a state that is not terminal, which GDL forbids (every role has a legal action until terminal holds); the state: ~w~w',
-           [R, Shown, Rest]),
-    throw(error(existence_error(legal_action, R), context(gdl_kinds/3, Message))).
+    atom_concat(Shown, Rest, Text).
 
 % gdl_choosers(+Kinds, -Roles): the roles that choose this round: those
 % with two or more actions. When every role has one, one of them is said to
@@ -154,17 +169,20 @@ gdl_next_state(Fs, Joint, gdl(Next, [])) :-
     findall(F, gdl_next(F, Fs, Joint), Next0),
     sort(Next0, Next).
 
-% Goal values: the highest a role reaches (0 when none is defined).
+% Goal values: the highest a role reaches (GDL wants exactly one; a game
+% that gives a role several in a state is read as giving it the highest).
 gdl_goal_value(Fs, Role, Value) :-
     findall(V, gdl_goal(Role, V, Fs), Vs),
     Vs \== [],
     max_list(Vs, Value).
 
+% gdl_goals(+Roles, +Fluents, -Goals): every role's goal value in a
+% terminal state; a role without one is an error of the game.
 gdl_goals([], _, []).
 gdl_goals([R|Rs], Fs, [V-R|Goals]) :-
     (   gdl_goal_value(Fs, R, V0)
     ->  V = V0
-    ;   V = 0
+    ;   gdl_no_goal(R, Fs)
     ),
     gdl_goals(Rs, Fs, Goals).
 
