@@ -84,24 +84,23 @@ gdl_kinds([R|Rs], Fs, [R-K|Kinds]) :-
     ),
     gdl_kinds(Rs, Fs, Kinds).
 
-% gdl_no_legal_action(+Role, +Fluents): the error for a role without a
-% legal action in a state that is not terminal, naming the role, GDL's
-% rule and the state (its first fluents).
+% gdl_no_legal_action(+Role, +Fluents), gdl_no_goal(+Role, +Fluents): the
+% errors of a game that breaks GDL's rules, naming the role, the rule and
+% the state (its first fluents).
 gdl_no_legal_action(R, Fs) :-
-    gdl_state_text(Fs, Shown),
-    format(atom(Message),
-           '~w has no legal action in a state that is not terminal, which GDL forbids (every role has a legal action until terminal holds); the state: ~w',
-           [R, Shown]),
-    throw(error(existence_error(legal_action, R), context(gdl_kinds/3, Message))).
+    gdl_forbidden(legal_action, gdl_kinds/3, R, Fs,
+                  'has no legal action in a state that is not terminal',
+                  'every role has a legal action until terminal holds').
 
-% gdl_no_goal(+Role, +Fluents): the error for a role without a goal value
-% in a terminal state.
 gdl_no_goal(R, Fs) :-
+    gdl_forbidden(goal_value, gdl_goals/3, R, Fs,
+                  'has no goal value in a terminal state',
+                  'every role has a goal value when terminal holds').
+
+gdl_forbidden(Kind, Where, R, Fs, What, Rule) :-
     gdl_state_text(Fs, Shown),
-    format(atom(Message),
-           '~w has no goal value in a terminal state, which GDL forbids (every role has a goal value when terminal holds); the state: ~w',
-           [R, Shown]),
-    throw(error(existence_error(goal_value, R), context(gdl_goals/3, Message))).
+    format(atom(Message), '~w ~w, which GDL forbids (~w); the state: ~w', [R, What, Rule, Shown]),
+    throw(error(existence_error(Kind, R), context(Where, Message))).
 
 % gdl_state_text(+Fluents, -Text): the first twelve fluents as KIF, and
 % how many more there are.
