@@ -475,12 +475,7 @@ impl<'c> Eval<'_> {
     }
 
     /// Calls `found` with every binding that satisfies the goals.
-    fn solve(
-        &mut self,
-        goals: &[Goal],
-        env: &mut Vec<Option<G>>,
-        found: &mut Found,
-    ) -> Result<(), Stop> {
+    fn solve(&mut self, goals: &[Goal], env: &mut Vec<Option<G>>, found: &mut Found) -> Result<(), Stop> {
         let Some((first, rest)) = goals.split_first() else {
             return found(env);
         };
