@@ -219,10 +219,12 @@ pub const PRELUDE: &str = include_str!("prelude.pl");
 /// choosing in the same round) from a turn-taking one, and their length.
 const PROBE_PLAYOUTS: u32 = 4;
 const PROBE_PLIES: u32 = 150;
-/// The time the probe may take: a game too slow to tell in that time is
-/// taken as simultaneous, the safe side (a turn-taking game so marked only
-/// has its computer players sample states that are all the same).
-const PROBE_TIME: std::time::Duration = std::time::Duration::from_secs(2);
+/// The work the probe may do (engine steps, not time, so that a game loads
+/// the same on every machine: under a second here). A game too slow to tell
+/// within it is taken as simultaneous, the safe side: a turn-taking game so
+/// marked only has its computer players sample states that are all the
+/// same.
+const PROBE_STEPS: u64 = 15_000_000;
 
 /// [`translate`], then a game whose rounds can have two roles choosing
 /// gets `sample_state/3`: the choices a player has not seen are hidden
@@ -244,18 +246,18 @@ pub fn translate_game(name: &str, src: &str) -> Result<Translation, Vec<Diagnost
         )]);
     }
     let goal = format!("gdl_simultaneous({PROBE_PLAYOUTS}, {PROBE_PLIES})");
-    engine.set_limits(crate::engine::Limits { timeout: Some(PROBE_TIME), ..Default::default() });
+    engine.set_limits(crate::engine::Limits { max_steps: Some(PROBE_STEPS), ..Default::default() });
     let answer = engine.query(&goal).ok().and_then(|mut q| q.next());
     let out_of_time =
-        matches!(&answer, Some(Err(crate::engine::QueryError::Limit { resource, .. })) if resource == "time");
+        matches!(&answer, Some(Err(crate::engine::QueryError::Limit { resource, .. })) if resource == "steps");
     if out_of_time {
         t.warnings.push(Diagnostic::warning(
             Span::new(0, 0),
             format!(
                 "the random games that tell whether two roles can choose in the same round did not \
-                 finish in {} s: the game is taken as simultaneous (a choice stays hidden until its \
-                 round ends)",
-                PROBE_TIME.as_secs()
+                 finish in {} million steps: the game is taken as simultaneous (a choice stays hidden \
+                 until its round ends)",
+                PROBE_STEPS / 1_000_000
             ),
             "",
         ));
