@@ -50,7 +50,8 @@ const FULL: Budget =
 /// (`benches/gdl-corpus.tsv`): random games under 5 a second, from
 /// hundreds to thousands of moves a state found through deep rules (#29's
 /// speed work), or load times of seconds (gt_two_thirds: `absDiff` over
-/// 0..400), or a reference slow on them (colonelBlottoVariant2). The quick
+/// 0..400), or a reference slow on them (colonelBlottoVariant2, racer4:
+/// 20 s for 10 rounds in release, minutes in debug). The quick
 /// pass leaves them to the full pass, which gives them [`HEAVY_FULL`].
 const HEAVY: &[&str] = &[
     "alexChess",
@@ -72,6 +73,7 @@ const HEAVY: &[&str] = &[
     "othello-comp2007",
     "othelloHoles",
     "quad",
+    "racer4",
     "reversi",
     "skirmishHoles",
     "slaughter",
