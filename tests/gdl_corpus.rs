@@ -49,10 +49,9 @@ const FULL: Budget =
 /// The games that take seconds where the others take milliseconds
 /// (`benches/gdl-corpus.tsv`): random games under 5 a second, from
 /// hundreds to thousands of moves a state found through deep rules (#29's
-/// speed work), or load times of seconds (gt_two_thirds: `absDiff` over
-/// 0..400), or a reference slow on them (colonelBlottoVariant2, racer4:
-/// 20 s for 10 rounds in release, minutes in debug). The quick
-/// pass leaves them to the full pass, which gives them [`HEAVY_FULL`].
+/// speed work), or load times of seconds (gt_two_thirds: `sum` and
+/// `absDiff` over 0..400). The quick pass leaves them to the full pass,
+/// which gives them [`HEAVY_FULL`].
 const HEAVY: &[&str] = &[
     "alexChess",
     "amazons",
@@ -60,7 +59,6 @@ const HEAVY: &[&str] = &[
     "battlebrushes",
     "blokbox_simple",
     "checkers-newgoals",
-    "colonelBlottoVariant2",
     "cylinder-checkers",
     "factoringImpossibleTurtleBrain",
     "four_way_battle",
@@ -73,7 +71,6 @@ const HEAVY: &[&str] = &[
     "othello-comp2007",
     "othelloHoles",
     "quad",
-    "racer4",
     "reversi",
     "skirmishHoles",
     "slaughter",
@@ -87,13 +84,6 @@ const HEAVY: &[&str] = &[
 /// (laikLee_hex and linesOfAction do not end a random game in 30 s).
 const HEAVY_FULL: Budget =
     Budget { check_games: 1, check_plies: 2, playouts: 0, lockstep: 1, rounds: 4, perft_leaves: 0 };
-
-/// Games left out of both passes, with why.
-const LEFT_OUT: &[(&str, &str)] = &[(
-    "merrills",
-    "the reference does not finish its first rounds in 5 minutes (found at the end of a session: \
-     tabula's own check and playouts of it pass; see benches/gdl-corpus.tsv)",
-)];
 
 /// Games that are not valid GDL, and what tabula must say when it refuses
 /// them.
@@ -174,10 +164,6 @@ fn run_corpus(budget: fn(&str) -> Option<Budget>) {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(path) = files.get(i) else { break };
                     let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-                    if let Some((_, why)) = LEFT_OUT.iter().find(|(n, _)| *n == name) {
-                        eprintln!("{name}: left out: {why}");
-                        continue;
-                    }
                     let Some(budget) = budget(&name) else {
                         eprintln!("{name}: left to the full pass");
                         continue;

@@ -5,7 +5,7 @@ use super::atoms::Atom;
 use super::term::{Cell, Store, Tmpl};
 use crate::syntax::Span;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::rc::Rc;
 
 /// A small fast hasher for integer keys.
@@ -224,6 +224,13 @@ pub struct Pred {
     args: Vec<ArgIndex>,
     /// Bit `k`: argument `k` (below 64) has a useful index.
     maybe: u64,
+    /// Indexes on several arguments together, built when a call binds
+    /// them and no one of them leaves few clauses (a table of
+    /// `cell(X, Y, Piece)` facts called with `X` and `Y`).
+    combos: Vec<Combo>,
+    /// The arguments (bits) of a combined index a call found missing:
+    /// `build_indexes` builds it.
+    want: std::cell::Cell<u64>,
     /// Where each clause's code starts, once compiled: a copy of
     /// `clauses[c].vm`'s start that a call reads with two dependent loads
     /// fewer. Valid while `clauses` is unchanged (the clauses own the
@@ -264,6 +271,67 @@ impl Switch {
     }
 }
 
+/// A call whose best single argument leaves more clauses than this gets
+/// an index on its bound arguments together, and a predicate at most
+/// `MAX_COMBOS` of them (one per set of arguments calls bind).
+const COMBO_FROM: usize = 4;
+const MAX_COMBOS: usize = 4;
+
+/// An index on several arguments together: clause numbers by a hash of
+/// the keys at those arguments. Two sets of keys with the same hash only
+/// share their candidates (unification tells them apart).
+#[derive(Debug)]
+struct Combo {
+    /// The arguments (bits).
+    mask: u64,
+    by_hash: FastMap<u64, Candidates>,
+    /// The clauses with a variable at one of the arguments: candidates of
+    /// every call (merged, in clause order, into each list above).
+    open: Candidates,
+}
+
+impl Combo {
+    fn build(mask: u64, clauses: &[Rc<ClauseCode>]) -> Combo {
+        let mut open = Vec::new();
+        let mut by_hash: FastMap<u64, Vec<u32>> = FastMap::default();
+        for (i, c) in clauses.iter().enumerate() {
+            match Combo::hash(mask, |k| c.arg_key(k)) {
+                Some(h) => by_hash.entry(h).or_default().push(i as u32),
+                None => open.push(i as u32),
+            }
+        }
+        let by_hash = by_hash
+            .into_iter()
+            .map(|(h, own)| {
+                let mut list: Vec<u32> = own.into_iter().chain(open.iter().copied()).collect();
+                list.sort_unstable();
+                (h, list.into())
+            })
+            .collect();
+        Combo { mask, by_hash, open: open.into() }
+    }
+
+    /// The hash of the keys at the arguments of `mask` (`None` when one is
+    /// a variable).
+    fn hash(mask: u64, key: impl Fn(usize) -> Option<Key>) -> Option<u64> {
+        let mut h = FastHasher::default();
+        let mut m = mask;
+        while m != 0 {
+            let k = m.trailing_zeros() as usize;
+            m &= m - 1;
+            key(k)?.hash(&mut h);
+        }
+        Some(h.finish())
+    }
+
+    fn select(&self, args: &[Cell], store: &Store) -> &Candidates {
+        match Combo::hash(self.mask, |k| Key::of(store.deref(args[k]), &store.heap)) {
+            Some(h) => self.by_hash.get(&h).unwrap_or(&self.open),
+            None => &self.open,
+        }
+    }
+}
+
 /// An index on an argument other than the first.
 #[derive(Debug)]
 enum ArgIndex {
@@ -284,6 +352,8 @@ impl Pred {
             index: None,
             args: Vec::new(),
             maybe: 0,
+            combos: Vec::new(),
+            want: std::cell::Cell::new(0),
             entry: Vec::new(),
             switch: Default::default(),
             try_all: Default::default(),
@@ -319,7 +389,9 @@ impl Pred {
         Some(best)
     }
 
-    /// `select` when the first argument leaves more than one clause.
+    /// `select` when the first argument leaves more than one clause: the
+    /// bound argument that leaves the fewest, or, when that still leaves
+    /// many, the bound arguments together.
     fn select_other<'a>(&'a self, first: &'a Candidates, args: &[Cell], store: &Store) -> Option<&'a Candidates> {
         if self.args.is_empty() {
             return None;
@@ -327,6 +399,7 @@ impl Pred {
         let mut best = first;
         // Only the arguments that tell clauses apart.
         let mut maybe = self.maybe;
+        let mut bound = u64::from(!matches!(store.deref(args[0]), Cell::Ref(_)));
         while maybe != 0 {
             let k = maybe.trailing_zeros() as usize;
             maybe &= maybe - 1;
@@ -334,12 +407,28 @@ impl Pred {
             let (false, ArgIndex::Built(index)) = (matches!(a, Cell::Ref(_)), &self.args[k - 1]) else {
                 continue;
             };
+            bound |= 1 << k;
             let c = index.select_cell(a, &store.heap);
             if c.len() < best.len() {
                 best = c;
                 if best.len() <= 1 {
                     break;
                 }
+            }
+        }
+        if best.len() > COMBO_FROM && bound.count_ones() >= 2 {
+            match self.combos.iter().find(|c| c.mask == bound) {
+                Some(combo) => {
+                    let c = combo.select(args, store);
+                    if c.len() < best.len() {
+                        best = c;
+                    }
+                }
+                None if self.combos.len() < MAX_COMBOS => {
+                    self.want.set(bound);
+                    return None;
+                }
+                None => {}
             }
         }
         Some(best)
@@ -408,6 +497,8 @@ impl Pred {
     fn changed(&mut self) {
         self.index = None;
         self.args.clear();
+        self.combos.clear();
+        self.want.set(0);
         self.entry.clear();
         self.switch = Default::default();
         self.try_all.set(None);
@@ -419,6 +510,11 @@ impl Pred {
     pub fn build_indexes(&mut self, arity: usize) {
         if self.index.is_none() {
             self.first_index();
+            return;
+        }
+        let want = self.want.replace(0);
+        if want != 0 {
+            self.combos.push(Combo::build(want, &self.clauses));
             return;
         }
         self.maybe = 0;

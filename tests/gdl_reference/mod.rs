@@ -4,9 +4,11 @@
 //! not depend on the state bottom-up at load and runs the rest as a Prolog
 //! program with reordered bodies; this evaluator answers every query top
 //! down, in the order the rules are written, remembering the answers of
-//! each call (per game for static relations, per state for the others),
-//! and computes recursive relations bottom-up, by naive iteration to a
-//! fixpoint. Slow, but short enough to be read and trusted.
+//! each call (per game for static relations, per state for the others);
+//! a call to a recursive relation is run again and again, with the answers
+//! found so far for the calls it makes back into its own component, until
+//! no call of the component finds a new answer (a naive fixpoint over the
+//! calls actually made). Slow, but short enough to be read and trusted.
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -55,7 +57,7 @@ enum Scope {
 struct Rel {
     clauses: Vec<Clause>,
     /// The relations of its strongly connected component, if it is
-    /// recursive (it is in that set); computed bottom-up.
+    /// recursive (it is in that set); computed to a fixpoint.
     component: Option<Rc<Vec<usize>>>,
     scope: Scope,
 }
@@ -310,18 +312,28 @@ impl Kif {
 
 type Answers = Rc<Vec<Vec<G>>>;
 
+/// A call: a relation, and which of its arguments are bound to what.
+type Call = (usize, Vec<Option<G>>);
+
+/// The calls of one recursive component being computed: for each, the
+/// answers of the round before (what calls see) and all found so far.
+struct Frame {
+    component: Rc<Vec<usize>>,
+    calls: Vec<Call>,
+    answers: HashMap<Call, (Answers, HashSet<Vec<G>>)>,
+    grew: bool,
+}
+
 /// Answers queries about one game: static answers are kept for the whole
 /// game, the others until the state (or the joint move) changes.
 pub struct Eval<'k> {
     kif: &'k Kif,
     state: Vec<G>,
     joint: Vec<(G, G)>,
-    memo: HashMap<(usize, Vec<Option<G>>), Answers>,
-    /// The recursive relations' complete answers.
-    computed: HashMap<usize, Answers>,
-    /// The recursive relations being computed: the answers of the round
-    /// before (what calls see), and all found so far.
-    growing: HashMap<usize, (Answers, HashSet<Vec<G>>)>,
+    memo: HashMap<Call, Answers>,
+    /// The recursive components being computed, innermost last (a
+    /// component calls only into components below it).
+    frames: Vec<Frame>,
     steps: u64,
     budget: u64,
 }
@@ -329,16 +341,7 @@ pub struct Eval<'k> {
 impl<'k> Eval<'k> {
     /// An evaluator that gives up after `budget` steps.
     pub fn new(kif: &'k Kif, budget: u64) -> Eval<'k> {
-        Eval {
-            kif,
-            state: Vec::new(),
-            joint: Vec::new(),
-            memo: HashMap::new(),
-            computed: HashMap::new(),
-            growing: HashMap::new(),
-            steps: 0,
-            budget,
-        }
+        Eval { kif, state: Vec::new(), joint: Vec::new(), memo: HashMap::new(), frames: Vec::new(), steps: 0, budget }
     }
 
     pub fn roles(&self) -> &'k [G] {
@@ -348,7 +351,6 @@ impl<'k> Eval<'k> {
     fn forget(&mut self, from: Scope) {
         let rels = &self.kif.rels;
         self.memo.retain(|(r, _), _| rels[*r].scope < from);
-        self.computed.retain(|r, _| rels[*r].scope < from);
     }
 
     /// Makes `fluents` the true facts (and forgets the joint move).
@@ -390,9 +392,6 @@ impl<'k> Eval<'k> {
         if rel == DOES {
             return Ok(Rc::new(self.joint.iter().map(|(r, a)| vec![r.clone(), a.clone()]).collect()));
         }
-        if let Some(now) = self.growing.get(&rel) {
-            return Ok(now.0.clone());
-        }
         let key = (rel, args.to_vec());
         if let Some(a) = self.memo.get(&key) {
             return Ok(a.clone());
@@ -408,61 +407,67 @@ impl<'k> Eval<'k> {
             self.memo.insert(key, answers.clone());
             return Ok(answers);
         }
-        let answers = match self.kif.rels[rel].component.clone() {
-            Some(component) => {
-                let all = match self.computed.get(&rel) {
-                    Some(a) => a.clone(),
-                    None => self.fixpoint(&component, rel)?,
-                };
-                Rc::new(
-                    all.iter()
-                        .filter(|t| t.iter().zip(args).all(|(g, a)| a.as_ref().is_none_or(|a| a == g)))
-                        .cloned()
-                        .collect::<Vec<_>>(),
-                )
-            }
-            None => {
-                let mut found = HashSet::new();
-                for c in &self.kif.rels[rel].clauses {
-                    self.clause_answers(c, args, &mut found)?;
-                }
-                Rc::new(found.into_iter().collect())
-            }
-        };
+        if let Some(component) = self.kif.rels[rel].component.clone() {
+            return self.recursive(component, key);
+        }
+        let answers: Answers = Rc::new(self.answers(&key)?.into_iter().collect());
         self.memo.insert(key, answers.clone());
         Ok(answers)
     }
 
-    /// A recursive component computed bottom-up: every clause of its
-    /// relations run again until no new answer appears.
-    fn fixpoint(&mut self, component: &[usize], wanted: usize) -> Result<Answers, String> {
-        for &r in component {
-            self.growing.insert(r, (Rc::new(Vec::new()), HashSet::new()));
+    /// Every answer one round of `call`'s clauses finds.
+    fn answers(&mut self, call: &Call) -> Result<HashSet<Vec<G>>, String> {
+        let mut found = HashSet::new();
+        for c in &self.kif.rels[call.0].clauses {
+            self.clause_answers(c, &call.1, &mut found)?;
         }
-        loop {
-            let mut grew = false;
-            for &r in component {
-                for c in &self.kif.rels[r].clauses {
-                    let mut found = HashSet::new();
-                    self.clause_answers(c, &vec![None; c.head.len()], &mut found)?;
-                    let set = &mut self.growing.get_mut(&r).unwrap().1;
-                    for t in found {
-                        grew |= set.insert(t);
-                    }
+        Ok(found)
+    }
+
+    /// A call to a recursive relation. Within the computation of its
+    /// component, it sees the answers found so far; otherwise it starts
+    /// that computation: every call of the component made on the way is
+    /// run again until a round finds nothing new, and all are then
+    /// complete.
+    fn recursive(&mut self, component: Rc<Vec<usize>>, key: Call) -> Result<Answers, String> {
+        if let Some(frame) = self.frames.last_mut().filter(|f| f.component == component) {
+            if let Some((seen, _)) = frame.answers.get(&key) {
+                return Ok(seen.clone());
+            }
+            frame.calls.push(key.clone());
+            frame.answers.insert(key.clone(), (Rc::new(Vec::new()), HashSet::new()));
+            frame.grew = true;
+            return Ok(Rc::new(Vec::new()));
+        }
+        self.frames.push(Frame { component, calls: vec![key.clone()], answers: HashMap::new(), grew: true });
+        self.frames.last_mut().unwrap().answers.insert(key.clone(), (Rc::new(Vec::new()), HashSet::new()));
+        let result = self.rounds();
+        let frame = self.frames.pop().unwrap();
+        result?;
+        for (call, (_, all)) in frame.answers {
+            self.memo.insert(call, Rc::new(all.into_iter().collect()));
+        }
+        Ok(self.memo[&key].clone())
+    }
+
+    /// Runs the innermost frame's calls until a round finds nothing new.
+    fn rounds(&mut self) -> Result<(), String> {
+        while std::mem::take(&mut self.frames.last_mut().unwrap().grew) {
+            let mut i = 0;
+            while let Some(call) = self.frames.last().unwrap().calls.get(i).cloned() {
+                let found = self.answers(&call)?;
+                let frame = self.frames.last_mut().unwrap();
+                let (seen, all) = frame.answers.get_mut(&call).unwrap();
+                let before = all.len();
+                all.extend(found);
+                if all.len() > before {
+                    *seen = Rc::new(all.iter().cloned().collect());
+                    frame.grew = true;
                 }
-            }
-            if !grew {
-                break;
-            }
-            for (seen, all) in self.growing.values_mut() {
-                *seen = Rc::new(all.iter().cloned().collect());
+                i += 1;
             }
         }
-        for &r in component {
-            let (_, all) = self.growing.remove(&r).unwrap();
-            self.computed.insert(r, Rc::new(all.into_iter().collect()));
-        }
-        Ok(self.computed[&wanted].clone())
+        Ok(())
     }
 
     /// The head tuples of clause `c` called with `args`.
