@@ -145,11 +145,13 @@ impl Game {
                 if self.outcome(&s)?.is_some() {
                     break;
                 }
-                let next = self.successors(&s)?;
-                if next.is_empty() {
+                // Only the chosen move's successor is built (a wide game
+                // has thousands of moves a position).
+                let moves = self.moves(&s)?;
+                if moves.is_empty() {
                     break;
                 }
-                s = next[walk.pick(next.len())].1.clone();
+                s = self.play(&s, &moves[walk.pick(moves.len())])?;
             }
         }
         let sites: Vec<String> = views[0].sites.iter().map(|s| s.id.clone()).collect();
