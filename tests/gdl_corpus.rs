@@ -38,14 +38,14 @@ struct Budget {
     lockstep: u64,
     rounds: u64,
     /// Perft goes one round deeper while it stays under this many leaves
-    /// (depth 1 always).
-    perft_leaves: u64,
+    /// (depth 1 always; `None`: no perft).
+    perft_leaves: Option<u64>,
 }
 
 const QUICK: Budget =
-    Budget { check_games: 0, check_plies: 0, playouts: 0, lockstep: 1, rounds: 10, perft_leaves: 100 };
+    Budget { check_games: 0, check_plies: 0, playouts: 0, lockstep: 1, rounds: 10, perft_leaves: Some(100) };
 const FULL: Budget =
-    Budget { check_games: 2, check_plies: 400, playouts: 3, lockstep: 1, rounds: u64::MAX, perft_leaves: 2_000 };
+    Budget { check_games: 2, check_plies: 400, playouts: 3, lockstep: 1, rounds: u64::MAX, perft_leaves: Some(2_000) };
 /// The games that take seconds where the others take milliseconds
 /// (`benches/gdl-corpus.tsv`): random games under 5 a second, from
 /// hundreds to thousands of moves a state found through deep rules (#29's
@@ -58,32 +58,42 @@ const HEAVY: &[&str] = &[
     "amazonsSuicide",
     "battlebrushes",
     "blokbox_simple",
-    "checkers-newgoals",
-    "cylinder-checkers",
     "factoringImpossibleTurtleBrain",
-    "four_way_battle",
     "golden_rectangle",
     "gt_two_thirds_4p",
     "gt_two_thirds_6p",
-    "laikLee_hex",
-    "linesOfAction",
     "madBishops",
     "othello-comp2007",
     "othelloHoles",
     "quad",
     "reversi",
-    "skirmishHoles",
     "slaughter",
-    "wargame01",
-    "wargame03",
     "zhadu",
 ];
 /// They load, pass a short `check` (one random game of 2 plies: each ply
 /// builds every successor, 2,176 of them in amazons) and agree with the
-/// reference for 4 rounds and at perft depth 1; none is played to the end
-/// (laikLee_hex and linesOfAction do not end a random game in 30 s).
+/// reference for 4 rounds and at perft depth 1; none is played to the end.
 const HEAVY_FULL: Budget =
-    Budget { check_games: 1, check_plies: 2, playouts: 0, lockstep: 1, rounds: 4, perft_leaves: 0 };
+    Budget { check_games: 1, check_plies: 2, playouts: 0, lockstep: 1, rounds: 4, perft_leaves: Some(0) };
+
+/// Games whose terminal test does not end in practice, in tabula as in
+/// SWI-Prolog running the same translation (#29: recursion over the state
+/// needs tabling): they load, and their roles and initial state agree with
+/// the reference, in the full pass; nothing is played.
+const ENDLESS: &[(&str, &str)] = &[
+    (
+        "linesOfAction",
+        "`connected` is left-recursive over `adjacent`: the first terminal test runs out of memory \
+         (4 GB in tabula, 1 GB of stack in SWI-Prolog)",
+    ),
+    (
+        "laikLee_hex",
+        "`connection` enumerates every simple path of a colour (a visited list): after about 30 \
+         moves one terminal test takes minutes",
+    ),
+];
+const ENDLESS_FULL: Budget =
+    Budget { check_games: 0, check_plies: 0, playouts: 0, lockstep: 0, rounds: 0, perft_leaves: None };
 
 /// Games that are not valid GDL, and what tabula must say when it refuses
 /// them.
@@ -119,7 +129,7 @@ struct Row {
 /// and at perft depth 1.
 #[test]
 fn every_corpus_game_loads_and_agrees_with_a_second_evaluator() {
-    run_corpus(|name| (!HEAVY.contains(&name)).then_some(QUICK));
+    run_corpus(|name| (!HEAVY.contains(&name) && !is_endless(name)).then_some(QUICK));
 }
 
 /// Every game passes `check`, plays random games to the end, and agrees
@@ -127,7 +137,19 @@ fn every_corpus_game_loads_and_agrees_with_a_second_evaluator() {
 #[test]
 #[ignore = "minutes in release: run by .ci/run"]
 fn every_corpus_game_plays_to_the_end_and_agrees_with_a_second_evaluator() {
-    run_corpus(|name| Some(if HEAVY.contains(&name) { HEAVY_FULL } else { FULL }));
+    run_corpus(|name| {
+        Some(if is_endless(name) {
+            ENDLESS_FULL
+        } else if HEAVY.contains(&name) {
+            HEAVY_FULL
+        } else {
+            FULL
+        })
+    });
+}
+
+fn is_endless(name: &str) -> bool {
+    ENDLESS.iter().any(|(n, _)| *n == name)
 }
 
 /// Runs every game of the corpus with its budget (`None`: left out) on
@@ -151,8 +173,8 @@ fn run_corpus(budget: fn(&str) -> Option<Budget>) {
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no .kif files in {}", dir.display());
-    for name in HEAVY {
-        assert!(dir.join(format!("{name}.kif")).is_file(), "HEAVY names {name}, which the corpus does not have");
+    for name in HEAVY.iter().chain(ENDLESS.iter().map(|(n, _)| n)) {
+        assert!(dir.join(format!("{name}.kif")).is_file(), "{name} is listed, but the corpus does not have it");
     }
     let next = AtomicUsize::new(0);
     let results = Mutex::new(Vec::new());
@@ -168,6 +190,9 @@ fn run_corpus(budget: fn(&str) -> Option<Budget>) {
                         eprintln!("{name}: left to the full pass");
                         continue;
                     };
+                    if let Some((_, why)) = ENDLESS.iter().find(|(n, _)| *n == name) {
+                        eprintln!("{name}: not played: {why}");
+                    }
                     let started = Instant::now();
                     let result = corpus_game(path, budget);
                     let took = started.elapsed().as_secs_f64();
@@ -260,6 +285,10 @@ fn corpus_game(path: &Path, budget: Budget) -> Result<Row, String> {
     }
     let start = g.initial_state(&options, 0).map_err(|e| e.to_string())?;
     let init = r.initial()?;
+    let (a, b) = (fluents(&mut g, &start)?, texts(&kif, &init));
+    if a != b {
+        return Err(format!("initial states differ: tabula {a:?}, reference {b:?}"));
+    }
     let (mut rounds, mut broken) = (0, None);
     for seed in 0..budget.lockstep {
         let (n, stop) = lockstep(&mut g, &mut r, &kif, &start, &init, seed, budget.rounds)?;
@@ -268,7 +297,8 @@ fn corpus_game(path: &Path, budget: Budget) -> Result<Row, String> {
     }
     lap("lockstep");
     let mut perft: Vec<u64> = Vec::new();
-    for depth in 1.. {
+    let perft_leaves = budget.perft_leaves.unwrap_or(0);
+    for depth in 1..=if budget.perft_leaves.is_some() { u32::MAX } else { 0 } {
         let theirs = reference_perft(&mut r, &init, depth)?;
         // Depth 1 is the product of the roles' legal actions (four roles
         // of 16 in four_way_battle: 65,536 joint moves, too many to
@@ -284,7 +314,7 @@ fn corpus_game(path: &Path, budget: Budget) -> Result<Row, String> {
             Some(&before) => ours / before.max(1) + 1,
         };
         perft.push(ours);
-        if ours == 0 || ours.saturating_mul(growth) > budget.perft_leaves {
+        if ours == 0 || ours.saturating_mul(growth) > perft_leaves {
             break;
         }
     }
