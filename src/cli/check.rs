@@ -66,7 +66,11 @@ pub fn run(a: CheckArgs) -> Result<i32, CliError> {
                 Ok(t) => {
                     eprint!("{}", render(&name, &src, &t.warnings));
                     let warnings = t.warnings.len();
-                    if let Err(problems) = game_problems(path, &t.program) {
+                    let loaded = match t.engine {
+                        Some(engine) => Game::from_engine(path, t.program, engine),
+                        None => Game::from_source(path, &t.program).map(|(g, _)| g),
+                    };
+                    if let Err(problems) = game_problems(loaded) {
                         failed = true;
                         for p in &problems {
                             eprintln!("{name}: error: {p}");
@@ -89,7 +93,7 @@ pub fn run(a: CheckArgs) -> Result<i32, CliError> {
         let defined = REQUIRED.iter().filter(|(n, _)| !engine.defined_arities(n).is_empty()).count();
         let is_game = errors == 0 && defined * 2 >= REQUIRED.len();
         if is_game {
-            match game_problems(path, &src) {
+            match game_problems(Game::from_engine(path, src.clone(), engine)) {
                 Ok(()) => {}
                 Err(problems) => {
                     failed = true;
@@ -114,8 +118,8 @@ pub fn run(a: CheckArgs) -> Result<i32, CliError> {
 
 /// The game-interface checks: required predicates, then a few seeded
 /// random games checking the invariants.
-fn game_problems(path: &std::path::Path, src: &str) -> Result<(), Vec<String>> {
-    let (mut game, _) = Game::from_source(path, src).map_err(|e| match e {
+fn game_problems(loaded: Result<Game, crate::game::GameError>) -> Result<(), Vec<String>> {
+    let mut game = loaded.map_err(|e| match e {
         crate::game::GameError::Interface(p) => p,
         other => vec![other.to_string()],
     })?;

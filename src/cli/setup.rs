@@ -2,7 +2,7 @@
 //! the starting position (`--state`, `--after`) and progress display.
 
 use super::CliError;
-use crate::game::{Game, GameError, State, find_game, games_dir, rules_text};
+use crate::game::{Game, GameError, State, find_game, games_dir};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -71,9 +71,7 @@ pub fn open(a: &GameArgs) -> Result<Session, CliError> {
 /// Loads the game named on the command line as `find` finds it.
 pub fn open_with(a: &GameArgs, find: &Finder) -> Result<Session, CliError> {
     let (path, text) = find(&a.game, a.games.as_deref())?;
-    let (rules, mut warnings) = rules_text(&path, &text)?;
-    let (mut game, more) = Game::from_source(&path, &rules)?;
-    warnings.push_str(&more);
+    let (mut game, warnings) = Game::load_text(&path, &text)?;
     if !warnings.is_empty() {
         eprint!("{warnings}");
     }

@@ -332,29 +332,31 @@ pub fn is_gdl(path: &Path) -> bool {
     path.extension().is_some_and(|x| x.eq_ignore_ascii_case("kif"))
 }
 
-/// The rules-language text of a game file: a `.rules` file as it is, a
-/// `.kif` file translated from GDL (with its warnings rendered).
-pub fn rules_text(path: &Path, src: &str) -> Result<(String, String), GameError> {
-    if !is_gdl(path) {
-        return Ok((src.to_string(), String::new()));
-    }
-    let file = path.display().to_string();
-    let name = path.file_stem().map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
-    match crate::gdl::translate_game(&name, src) {
-        Ok(t) => Ok((t.program, render(&file, src, &t.warnings))),
-        Err(diags) => Err(load_error(&file, src, &diags)),
-    }
-}
-
 impl Game {
     /// Loads a game: syntax errors and missing interface predicates are
     /// errors; warnings are returned as rendered text.
     pub fn load(path: &Path) -> Result<(Game, String), GameError> {
         let src = std::fs::read_to_string(path)
             .map_err(|e| GameError::NotFound(format!("cannot read {}: {e}", path.display())))?;
-        let (rules, warnings) = rules_text(path, &src)?;
-        let (game, more) = Game::from_source(path, &rules)?;
-        Ok((game, warnings + &more))
+        Game::load_text(path, &src)
+    }
+
+    /// Loads a game file's text (`path` says what kind it is): a `.rules`
+    /// file as it is, a `.kif` file through its translation (read once:
+    /// the engine that probed it runs the game).
+    pub fn load_text(path: &Path, src: &str) -> Result<(Game, String), GameError> {
+        if !is_gdl(path) {
+            return Game::from_source(path, src);
+        }
+        let file = path.display().to_string();
+        let name = path.file_stem().map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
+        let t = crate::gdl::translate_game(&name, src).map_err(|diags| load_error(&file, src, &diags))?;
+        let warnings = render(&file, src, &t.warnings);
+        let game = match t.engine {
+            Some(engine) => Game::from_engine(path, t.program, engine)?,
+            None => Game::from_source(path, &t.program)?.0,
+        };
+        Ok((game, warnings))
     }
 
     pub fn from_source(path: &Path, src: &str) -> Result<(Game, String), GameError> {
@@ -365,6 +367,12 @@ impl Game {
             return Err(load_error(&file, src, &report.diagnostics));
         }
         let rendered = render(&file, src, &report.diagnostics);
+        Ok((Game::from_engine(path, src.to_string(), engine)?, rendered))
+    }
+
+    /// A game whose rules, `src`, `engine` has loaded.
+    pub fn from_engine(path: &Path, src: String, mut engine: Engine) -> Result<Game, GameError> {
+        let file = path.display().to_string();
         let driver = engine.load("game driver", DRIVER);
         debug_assert!(!driver.has_errors());
         let problems = interface_problems(&engine);
@@ -382,7 +390,7 @@ impl Game {
             title: String::new(),
             description: None,
             options: Vec::new(),
-            source: src.to_string(),
+            source: src,
             has_notation,
             optional,
         };
@@ -394,7 +402,7 @@ impl Game {
             game.description = game.engine.value(&d[0]).as_text().map(str::to_string);
         }
         game.options = game.read_options()?;
-        Ok((game, rendered))
+        Ok(game)
     }
 
     /// The engine running the rules (for queries against them).

@@ -151,12 +151,24 @@ fn expand_lit(lit: &Lit) -> Result<Vec<Vec<Flat>>, Diagnostic> {
 }
 
 /// A GDL file translated to the rules language.
-#[derive(Debug)]
 pub struct Translation {
     /// The program: the game's relations, then the generic interface.
     pub program: String,
     /// Warnings (rendered by the caller with the KIF source).
     pub warnings: Vec<Diagnostic>,
+    /// An engine with `program` loaded ([`translate_game`] loads it to
+    /// probe the game; a large translation is then not read twice).
+    pub engine: Option<crate::engine::Engine>,
+}
+
+impl std::fmt::Debug for Translation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Translation")
+            .field("program", &self.program)
+            .field("warnings", &self.warnings)
+            .field("engine", &self.engine.as_ref().map(|_| "loaded"))
+            .finish()
+    }
 }
 
 /// Reads, checks and translates a GDL file. `name` titles the game. Every
@@ -188,7 +200,7 @@ pub fn translate(name: &str, src: &str) -> Result<Translation, Vec<Diagnostic>> 
     }
     let description = leading_comment(src);
     let program = emit::program(&title(name), description.as_deref(), &flat, &analysis, &facts);
-    Ok(Translation { program, warnings: errors })
+    Ok(Translation { program, warnings: errors, engine: None })
 }
 
 /// A game's title from its file name: `rock-paper-scissors` is
@@ -263,12 +275,15 @@ pub fn translate_game(name: &str, src: &str) -> Result<Translation, Vec<Diagnost
         ));
     }
     if out_of_time || answer.is_some_and(|a| a.is_ok()) {
-        t.program.push_str(
-            "\n% Rounds can have two roles choosing: a choice is hidden from the others\n\
+        let hidden = "\n% Rounds can have two roles choosing: a choice is hidden from the others\n\
              % until the round's last one is made.\n\
              sample_state(State, Viewer, Sampled) :-\n    gdl_sample_state(State, Viewer, Sampled).\n\
-             hidden_move(State) :-\n    gdl_hidden_move(State).\n",
-        );
+             hidden_move(State) :-\n    gdl_hidden_move(State).\n";
+        t.program.push_str(hidden);
+        let report = engine.load(name, hidden);
+        debug_assert!(!report.has_errors());
     }
+    engine.set_limits(crate::engine::Limits::default());
+    t.engine = Some(engine);
     Ok(t)
 }
