@@ -204,6 +204,35 @@ fn recursion_terminates() {
     assert_eq!(moves(&mut g, &s), ["(to 4)", "(to 5)"]);
     // (to 4) then (to 5), or (to 5) at once, which ends the game.
     assert_eq!((g.perft(&s, 1).unwrap(), g.perft(&s, 2).unwrap()), (2, 1));
+
+    // linesOfAction's pattern: left recursion over a cyclic, symmetric
+    // adjacency, asked with every argument bound. Run top-down as written
+    // it never ends (1 -> 2 -> 1 ...); it is searched as reachability.
+    let ring = "(role a)
+         (adj 1 2) (adj 2 1) (adj 2 3) (adj 3 2) (adj 3 1) (adj 1 3) (adj 4 5) (adj 5 4)
+         (init (stone 1)) (init (stone 2)) (init (stone 3)) (init (stone 5)) (init (count 0))
+         (succ 0 1) (succ 1 2)
+         (<= (linked ?x ?y) (true (stone ?x)) (adj ?x ?y) (true (stone ?y)))
+         (<= (linked ?x ?z) (linked ?x ?y) (adj ?y ?z) (true (stone ?z)))
+         (<= (apart ?x ?y) (true (stone ?x)) (true (stone ?y)) (not (linked ?x ?y)))
+         (<= (legal a (join ?x ?y)) (apart ?x ?y))
+         (<= (legal a wait) (not (apart 1 3)))
+         (<= (next (count ?n)) (true (count ?m)) (succ ?m ?n))
+         (<= (next (stone ?x)) (true (stone ?x)))
+         (<= terminal (true (count 2)))
+         (<= (goal a 100) terminal)";
+    let mut g = game("ring", ring);
+    let program = tabula::gdl::translate("ring", ring).unwrap().program;
+    assert!(program.contains("gdl_reach(r_linked__bb_base, r_linked__bb_step"), "{program}");
+    let s = start(&mut g);
+    // 5 is linked to nothing (4 has no stone), and nothing to 5; 1, 2, 3
+    // are linked to each other and to themselves through the ring (so
+    // `wait`: 1 and 3 are not apart).
+    assert_eq!(
+        moves(&mut g, &s),
+        ["wait", "(join 1 5)", "(join 2 5)", "(join 3 5)", "(join 5 1)", "(join 5 2)", "(join 5 3)", "(join 5 5)"]
+    );
+    assert_eq!(g.perft(&s, 2).unwrap(), 64);
 }
 
 /// Arithmetic over a number range, as the corpus writes it (kalaha's

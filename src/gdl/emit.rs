@@ -205,8 +205,8 @@ fn goals_text(body: &[&Flat], bound: &mut HashSet<String>, outer: &HashSet<Strin
         .collect()
 }
 
-/// One clause of a state- or move-dependent relation, in one mode.
-fn clause_text(c: &FlatClause, mode: &[bool], a: &Analysis, calls: &mut Vec<(String, Mode)>) -> String {
+/// The variables bound by a clause's head in `mode`.
+fn head_bound(c: &FlatClause, mode: &[bool]) -> HashSet<String> {
     let mut bound = HashSet::new();
     for (t, &b) in c.head.args.iter().zip(mode) {
         if b {
@@ -215,11 +215,30 @@ fn clause_text(c: &FlatClause, mode: &[bool], a: &Analysis, calls: &mut Vec<(Str
             bound.extend(vs.into_iter().map(str::to_string));
         }
     }
-    let body = order(&c.body, &bound, a, a.stratum.get(&c.head.rel).copied());
-    // Variable names, singletons marked with `_`.
+    bound
+}
+
+/// A clause's body as goals: `body` (ordered) names the variables, with
+/// singletons marked `_`; the first `emit` of its literals become goals
+/// (the others only name variables: a reachability step's next goal).
+struct Emitted {
+    names: HashMap<String, String>,
+    goals: Vec<String>,
+    /// Whether the goals use the state `S` and the joint move `M`.
+    uses: (bool, bool),
+}
+
+fn emit_body(
+    c: &FlatClause,
+    body: &[&Flat],
+    emit: usize,
+    mut bound: HashSet<String>,
+    a: &Analysis,
+    calls: &mut Vec<(String, Mode)>,
+) -> Emitted {
     let mut occurrences = Vec::new();
     c.head.vars(&mut occurrences);
-    for l in &body {
+    for l in body {
         l.vars(&mut occurrences);
     }
     let mut count: HashMap<&str, usize> = HashMap::new();
@@ -237,23 +256,153 @@ fn clause_text(c: &FlatClause, mode: &[bool], a: &Analysis, calls: &mut Vec<(Str
         }
     }
     let mut cx = Ctx { a, names, calls: Vec::new(), uses: (false, false), later: HashSet::new() };
-    let mut head_vars = Vec::new();
-    c.head.vars(&mut head_vars);
-    let head_vars: HashSet<String> = head_vars.into_iter().map(str::to_string).collect();
-    let mut goals = goals_text(&body, &mut bound, &head_vars, &mut cx);
-    if mode.iter().all(|&b| b) {
-        goals.push("!".to_string());
+    let mut outer = Vec::new();
+    c.head.vars(&mut outer);
+    for l in &body[emit..] {
+        l.vars(&mut outer);
     }
+    let outer: HashSet<String> = outer.into_iter().map(str::to_string).collect();
+    let goals = goals_text(&body[..emit], &mut bound, &outer, &mut cx);
     calls.append(&mut cx.calls);
-    let mut head_args: Vec<String> = c.head.args.iter().map(|t| term_text(t, &cx.names)).collect();
+    Emitted { names: cx.names, goals, uses: cx.uses }
+}
+
+/// The head arguments of clause `c`, with `S` and `M` where the relation
+/// takes them.
+fn head_args(c: &FlatClause, e: &Emitted, a: &Analysis) -> Vec<String> {
+    let mut args: Vec<String> = c.head.args.iter().map(|t| term_text(t, &e.names)).collect();
     if a.takes_s.contains(&c.head.rel) {
-        head_args.push(if cx.uses.0 { "S" } else { "_" }.to_string());
+        args.push(if e.uses.0 { "S" } else { "_" }.to_string());
     }
     if a.takes_m.contains(&c.head.rel) {
-        head_args.push(if cx.uses.1 { "M" } else { "_" }.to_string());
+        args.push(if e.uses.1 { "M" } else { "_" }.to_string());
     }
-    let head = call_text(&mode_name(&c.head.rel, mode, a), &head_args);
+    args
+}
+
+fn rule_text(head: &str, goals: &[String]) -> String {
     if goals.is_empty() { format!("{head}.\n") } else { format!("{head} :-\n    {}.\n", goals.join(",\n    ")) }
+}
+
+/// One clause of a state- or move-dependent relation, in one mode.
+fn clause_text(c: &FlatClause, mode: &[bool], a: &Analysis, calls: &mut Vec<(String, Mode)>) -> String {
+    let bound = head_bound(c, mode);
+    let body = order(&c.body, &bound, a, a.stratum.get(&c.head.rel).copied());
+    let mut e = emit_body(c, &body, body.len(), bound, a, calls);
+    if mode.iter().all(|&b| b) {
+        e.goals.push("!".to_string());
+    }
+    let head = call_text(&mode_name(&c.head.rel, mode, a), &head_args(c, &e, a));
+    rule_text(&head, &e.goals)
+}
+
+/// A relation that calls itself, once a clause, as the last goal of that
+/// clause with every argument bound, called with every argument bound (a
+/// question of reachability: `connected` over a board's adjacency), as a
+/// search that visits each question once: its clauses without the
+/// recursive call become `NAME_base/2` (the question holds at once) and
+/// `NAME_step/3` (the question holds if this one does), and
+/// `gdl_reach/4` searches breadth first. Run top-down as written, such a
+/// relation loops on a cycle (linesOfAction). Only for left recursion
+/// (see below); `None` where it does not apply.
+fn reach_text(
+    rel: &str,
+    mode: &[bool],
+    clauses: &[&FlatClause],
+    a: &Analysis,
+    calls: &mut Vec<(String, Mode)>,
+) -> Option<String> {
+    let stratum = a.stratum.get(rel).copied();
+    if !mode.iter().all(|&b| b) || a.strata.get(stratum?)?.len() != 1 {
+        return None;
+    }
+    let same = |l: &Flat| matches!(l, Flat::Pos(x) if a.stratum.get(&x.rel).copied() == stratum);
+    let nested = |l: &Flat| matches!(l, Flat::Not(alts, _) if alts.iter().flatten().any(same));
+    let mut plans = Vec::new();
+    let mut recursive = false;
+    for c in clauses {
+        let bound = head_bound(c, mode);
+        let body = order(&c.body, &bound, a, stratum);
+        let own = body.iter().filter(|l| same(l)).count();
+        if own > 1 || body.iter().any(|l| nested(l)) || (own == 1 && !body.last().is_some_and(|l| same(l))) {
+            return None;
+        }
+        if own == 1 {
+            // Only where the rule's author wrote the recursive call first
+            // (left recursion: written for GDL's bottom-up semantics). A
+            // recursion written later walks down a chain (a ray, a count)
+            // and runs faster as it is.
+            if !c.body.first().is_some_and(same) {
+                return None;
+            }
+            // Every argument of the recursive call bound by then.
+            let mut before = bound.clone();
+            for l in &body[..body.len() - 1] {
+                if let Flat::Pos(x) = l {
+                    let mut vs = Vec::new();
+                    x.vars(&mut vs);
+                    before.extend(vs.into_iter().map(str::to_string));
+                }
+            }
+            let Some(Flat::Pos(x)) = body.last() else { return None };
+            if !x.args.iter().all(|t| ground_now(t, &before)) {
+                return None;
+            }
+            recursive = true;
+        }
+        plans.push((c, body, own == 1, bound));
+    }
+    if !recursive {
+        return None;
+    }
+    let name = mode_name(rel, mode, a);
+    let (base, step) = (format!("{name}_base"), format!("{name}_step"));
+    let env = |e: &Emitted| -> String {
+        let mut xs = Vec::new();
+        if a.takes_s.contains(rel) {
+            xs.push(if e.uses.0 { "S" } else { "_" });
+        }
+        if a.takes_m.contains(rel) {
+            xs.push(if e.uses.1 { "M" } else { "_" });
+        }
+        call_text("e", &xs.iter().map(|x| x.to_string()).collect::<Vec<_>>())
+    };
+    let mut out = String::new();
+    // The relation itself: its arguments as the question.
+    let arity = mode.len();
+    let vars: Vec<String> = (1..=arity).map(|i| format!("A{i}")).collect();
+    let mut extra = Vec::new();
+    if a.takes_s.contains(rel) {
+        extra.push("S".to_string());
+    }
+    if a.takes_m.contains(rel) {
+        extra.push("M".to_string());
+    }
+    let mut head_args = vars.clone();
+    head_args.extend(extra.iter().cloned());
+    let _ = writeln!(
+        out,
+        "{} :-\n    gdl_reach({}, {}, {}, {}).",
+        call_text(&name, &head_args),
+        atom_text(&base),
+        atom_text(&step),
+        call_text("k", &vars),
+        call_text("e", &extra)
+    );
+    for (c, body, rec, bound) in plans {
+        let emit = if rec { body.len() - 1 } else { body.len() };
+        let e = emit_body(c, &body, emit, bound, a, calls);
+        let question = call_text("k", &c.head.args.iter().map(|t| term_text(t, &e.names)).collect::<Vec<_>>());
+        let head = if rec {
+            let Some(Flat::Pos(x)) = body.last() else { return None };
+            let next = call_text("k", &x.args.iter().map(|t| term_text(t, &e.names)).collect::<Vec<_>>());
+            format!("{}({question}, {}, {next})", atom_text(&step), env(&e))
+        } else {
+            format!("{}({question}, {})", atom_text(&base), env(&e))
+        };
+        out.push_str(&rule_text(&head, &e.goals));
+    }
+    Some(out)
 }
 
 fn call_text(pred: &str, args: &[String]) -> String {
@@ -360,11 +509,15 @@ fn rules_text(clauses: &[FlatClause], a: &Analysis) -> String {
         if a.is_static(&rel) || !done.insert((rel.clone(), mode.clone())) {
             continue;
         }
-        let mut text = String::new();
         let mut calls = Vec::new();
-        for c in clauses.iter().filter(|c| c.head.rel == rel) {
-            text.push_str(&clause_text(c, &mode, a, &mut calls));
-        }
+        let own: Vec<&FlatClause> = clauses.iter().filter(|c| c.head.rel == rel).collect();
+        let text = match reach_text(&rel, &mode, &own, a, &mut calls) {
+            Some(t) => t,
+            None => {
+                calls.clear();
+                own.iter().map(|c| clause_text(c, &mode, a, &mut calls)).collect()
+            }
+        };
         versions.push((rel, mode, text));
         todo.extend(calls.into_iter().rev());
     }

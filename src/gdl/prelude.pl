@@ -449,3 +449,21 @@ gdl_pairs([_|Rest], Pairs) :-
     !,
     gdl_pairs(Rest, Pairs).
 gdl_pairs([], []).
+
+% gdl_reach(+Base, +Step, +Question, +Env): a relation that is a question
+% of reachability (see `reach_text` in src/gdl/emit.rs), searched breadth
+% first, each question once: Question holds if Base proves it, or if Step
+% leads from it to a question that holds.
+gdl_reach(Base, Step, Question, Env) :-
+    gdl_reach([Question], [Question], Base, Step, Env).
+
+gdl_reach([Q|Queue], Seen, Base, Step, Env) :-
+    (   call(Base, Q, Env)
+    ->  true
+    ;   findall(Q2, (call(Step, Q, Env, Q2), \+ ord_memberchk(Q2, Seen)), Qs),
+        sort(Qs, New),
+        append(Seen, New, Seen0),
+        sort(Seen0, Seen1),
+        append(Queue, New, Queue1),
+        gdl_reach(Queue1, Seen1, Base, Step, Env)
+    ).
