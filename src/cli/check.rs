@@ -66,11 +66,7 @@ pub fn run(a: CheckArgs) -> Result<i32, CliError> {
                 Ok(t) => {
                     eprint!("{}", render(&name, &src, &t.warnings));
                     let warnings = t.warnings.len();
-                    let loaded = match t.engine {
-                        Some(engine) => Game::from_engine(path, t.program, engine),
-                        None => Game::from_source(path, &t.program).map(|(g, _)| g),
-                    };
-                    if let Err(problems) = game_problems(loaded) {
+                    if let Err(problems) = game_problems(t.into_game(path)) {
                         failed = true;
                         for p in &problems {
                             eprintln!("{name}: error: {p}");

@@ -352,11 +352,7 @@ impl Game {
         let name = path.file_stem().map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
         let t = crate::gdl::translate_game(&name, src).map_err(|diags| load_error(&file, src, &diags))?;
         let warnings = render(&file, src, &t.warnings);
-        let game = match t.engine {
-            Some(engine) => Game::from_engine(path, t.program, engine)?,
-            None => Game::from_source(path, &t.program)?.0,
-        };
-        Ok((game, warnings))
+        Ok((t.into_game(path)?, warnings))
     }
 
     pub fn from_source(path: &Path, src: &str) -> Result<(Game, String), GameError> {

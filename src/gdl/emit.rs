@@ -378,12 +378,12 @@ fn reach_text(
     if a.takes_m.contains(rel) {
         extra.push("M".to_string());
     }
-    let mut head_args = vars.clone();
-    head_args.extend(extra.iter().cloned());
+    let mut params = vars.clone();
+    params.extend(extra.iter().cloned());
     let _ = writeln!(
         out,
         "{} :-\n    gdl_reach({}, {}, {}, {}).",
-        call_text(&name, &head_args),
+        call_text(&name, &params),
         atom_text(&base),
         atom_text(&step),
         call_text("k", &vars),

@@ -137,12 +137,7 @@ impl Player {
             let first = d.first().map_or("no rules".to_string(), |d| d.message.clone());
             format!("the rules do not load: {first}")
         })?;
-        let path = format!("{name}.kif");
-        let mut game = match t.engine {
-            Some(engine) => Game::from_engine(Path::new(&path), t.program, engine),
-            None => Game::from_source(Path::new(&path), &t.program).map(|(g, _)| g),
-        }
-        .map_err(|e| e.to_string())?;
+        let mut game = t.into_game(Path::new(&format!("{name}.kif"))).map_err(|e| e.to_string())?;
         let options = game.options_term(&[]).map_err(|e| e.to_string())?;
         let players = game.players(&options).map_err(|e| e.to_string())?;
         if !players.iter().any(|p| p == role) {

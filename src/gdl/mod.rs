@@ -161,6 +161,17 @@ pub struct Translation {
     pub engine: Option<crate::engine::Engine>,
 }
 
+impl Translation {
+    /// The game the translation is, titled by `path`: run by the engine
+    /// that probed it where there is one (the program is not read again).
+    pub fn into_game(self, path: &std::path::Path) -> Result<crate::game::Game, crate::game::GameError> {
+        match self.engine {
+            Some(engine) => crate::game::Game::from_engine(path, self.program, engine),
+            None => crate::game::Game::from_source(path, &self.program).map(|(g, _)| g),
+        }
+    }
+}
+
 impl std::fmt::Debug for Translation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Translation")
