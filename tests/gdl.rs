@@ -129,7 +129,7 @@ fn legal_moves_and_fluents_are_sets() {
     assert_eq!(moves(&mut g, &s), ["(go 0)", "(go 1)"]);
     let after = g.legal_moves(&s).unwrap()[1].next.clone();
     let text = g.engine().term_text(&after.0);
-    assert_eq!(text, "gdl([count(1)],[])");
+    assert_eq!(text, "gdl([count(1)],[],[])");
 }
 
 /// Relations named like Prolog builtins and library predicates, and
@@ -347,7 +347,7 @@ fn simultaneous_choices_stay_hidden_until_the_round_ends() {
 fn translate_prints_a_program() {
     let (out, err, code) = tabula(&["translate", "games/tictactoe.kif"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("gdl_legal(") && out.contains("move(gdl(Fs, Pending)"), "{out}");
+    assert!(out.contains("gdl_legal(") && out.contains("move(gdl(Fs, Pending, Rounds)"), "{out}");
     let mut e = Engine::new();
     assert!(e.load("t.pl", &out).diagnostics.is_empty());
     let (_, err, code) = tabula(&["translate", "tests/fixtures/gdl_broken/unsafe.kif"]);

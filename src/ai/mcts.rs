@@ -7,7 +7,7 @@
 //! each grows its own tree from its own seed and the root statistics are
 //! added up (root parallelism).
 
-use super::{Choice, Clock, rewards, seat};
+use super::{Choice, Clock, NO_MOVE, rewards, seat};
 use crate::game::{Game, GameError, Move, Outcome, PlayoutEnd, State};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -24,8 +24,8 @@ const EXPLORE: f64 = 0.7;
 const PLAYOUT_CAP: u64 = 8;
 
 struct Node {
-    /// The seat to move, once known.
-    mover: Option<usize>,
+    /// The seat to move, once known; `Some(None)` where chance moves.
+    mover: Option<Option<usize>>,
     visits: f64,
     /// Reward sums per seat.
     reward: Vec<f64>,
@@ -97,8 +97,7 @@ impl Tree<'_> {
                 }
                 self.nodes[node].checked = true;
                 if self.nodes[node].mover.is_none() {
-                    let p = self.game.to_move(&s)?;
-                    self.nodes[node].mover = Some(seat(self.players, &p)?);
+                    self.nodes[node].mover = Some(super::seat_to_move(self.game, self.players, &s)?);
                 }
             }
             // Taken out of the node while in use, put back below.
@@ -107,9 +106,7 @@ impl Tree<'_> {
                 None => self.game.successors(&s)?,
             };
             if succ.is_empty() {
-                return Err(GameError::Rules(
-                    "move/3 gives no move in a position that game_over/2 does not end".into(),
-                ));
+                return Err(GameError::Rules(NO_MOVE.into()));
             }
             // Each move's child, found by the move's hash (a wide node, such
             // as the 2,000 first moves of Amazons, is not searched through
@@ -140,16 +137,24 @@ impl Tree<'_> {
                     PlayoutEnd::Cut(last) => self.estimate(&last)?,
                 };
             }
-            // Every legal move has a child: UCB1 for the player to move.
-            let mover = self.nodes[node].mover.expect("known mover");
-            let ln = self.nodes[node].visits.max(1.0).ln();
+            // Every legal move has a child: UCB1 for the player to move,
+            // or where chance moves, one of its moves at random.
             let mut best = (f64::NEG_INFINITY, 0, 0);
-            for i in 0..succ.len() {
-                let c = child_of(i).expect("expanded");
-                let n = &self.nodes[c];
-                let ucb = n.reward[mover] / n.visits + EXPLORE * (ln / n.visits).sqrt();
-                if ucb > best.0 {
-                    best = (ucb, i, c);
+            match self.nodes[node].mover.expect("known mover") {
+                None => {
+                    let i = self.rng.gen_range(0..succ.len());
+                    best = (0.0, i, child_of(i).expect("expanded"));
+                }
+                Some(mover) => {
+                    let ln = self.nodes[node].visits.max(1.0).ln();
+                    for i in 0..succ.len() {
+                        let c = child_of(i).expect("expanded");
+                        let n = &self.nodes[c];
+                        let ucb = n.reward[mover] / n.visits + EXPLORE * (ln / n.visits).sqrt();
+                        if ucb > best.0 {
+                            best = (ucb, i, c);
+                        }
+                    }
                 }
             }
             s = succ[best.1].1.clone();

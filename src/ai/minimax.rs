@@ -4,7 +4,7 @@
 //! With hidden information the search runs on several sampled states and
 //! the moves they find best are voted on.
 
-use super::{Choice, Clock, DEFAULT_DEPTH, WIN, heuristic, pick, terminal_score};
+use super::{Choice, Clock, DEFAULT_DEPTH, NO_MOVE, WIN, heuristic, pick, terminal_score};
 use crate::game::{Game, GameError, Move, State};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
@@ -86,6 +86,18 @@ impl Search<'_> {
         if depth == 0 {
             return Ok(heuristic(self.game, s, self.me)?);
         }
+        if self.game.chance(s)? {
+            // Chance moves: the expected score over its equally likely moves.
+            let succ = self.game.successors(s)?;
+            if succ.is_empty() {
+                return Err(Stop::Rules(GameError::Rules(NO_MOVE.into())));
+            }
+            let mut sum = 0.0;
+            for (_, next) in &succ {
+                sum += self.search(next, depth - 1, f64::NEG_INFINITY, f64::INFINITY, ply + 1)?;
+            }
+            return Ok(sum / succ.len() as f64);
+        }
         let key = s.0.hash64();
         let mut tt_best = None;
         if let Some(e) = self.tt.get(&key) {
@@ -105,9 +117,7 @@ impl Search<'_> {
         let maximizing = self.game.to_move(s)? == self.me;
         let mut succ = self.game.successors(s)?;
         if succ.is_empty() {
-            return Err(Stop::Rules(GameError::Rules(
-                "move/3 gives no move in a position that game_over/2 does not end".into(),
-            )));
+            return Err(Stop::Rules(GameError::Rules(NO_MOVE.into())));
         }
         if let Some(b) = tt_best
             && let Some(i) = succ.iter().position(|(m, _)| m.0.hash64() == b)

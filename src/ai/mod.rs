@@ -157,6 +157,15 @@ pub fn seat(players: &[String], p: &str) -> Result<usize, GameError> {
         .ok_or_else(|| GameError::Rules(format!("to_move/2 names `{p}`, which is not one of the seats")))
 }
 
+/// The index of the seat to move in `state`, or `None` where chance moves
+/// (`chance/1`: a move drawn uniformly at random, whoever sits anywhere).
+pub fn seat_to_move(game: &mut Game, players: &[String], state: &State) -> Result<Option<usize>, GameError> {
+    if game.chance(state)? {
+        return Ok(None);
+    }
+    seat(players, &game.to_move(state)?).map(Some)
+}
+
 /// The time a decision may take, measured from its start.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Clock {
@@ -186,7 +195,8 @@ impl Clock {
 
 /// Decides a move for the player to move in `state`. `threads` is how many
 /// threads a search may use (MCTS runs one tree per thread and adds their
-/// root statistics up).
+/// root statistics up). Where chance moves, every controller draws its
+/// move uniformly at random.
 pub fn choose(
     game: &mut Game,
     players: &[String],
@@ -199,7 +209,13 @@ pub fn choose(
     let clock = Clock::new(ctl.think);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     game.seed(rng.r#gen());
+    let chance = game.chance(state)?;
     let choice = match &ctl.kind {
+        _ if chance => {
+            let legal = game.successors(state)?;
+            let k = pick(&mut rng, legal.len())?;
+            Choice::plain(legal[k].0.clone(), format!("chance: 1 of {} moves", legal.len()))
+        }
         Kind::Human => return Err(GameError::Rules("a human seat has no computer move".into())),
         Kind::Random => {
             let legal = game.successors(state)?;
@@ -230,12 +246,15 @@ pub fn choose(
     Ok(Choice { info: format!("{}, {:.2} s", choice.info, clock.elapsed()), ..choice })
 }
 
-fn pick(rng: &mut ChaCha8Rng, n: usize) -> Result<usize, GameError> {
+pub(crate) fn pick(rng: &mut ChaCha8Rng, n: usize) -> Result<usize, GameError> {
     if n == 0 {
         return Err(GameError::Rules("no legal move in a position that is not over".into()));
     }
     Ok(rng.gen_range(0..n))
 }
+
+/// The error of a search that finds no move where the game goes on.
+pub(crate) const NO_MOVE: &str = "move/3 gives no move in a position that game_over/2 does not end";
 
 /// Win and loss scores, beyond any `value/3`; a win sooner scores higher.
 pub(crate) const WIN: f64 = 1.0e9;

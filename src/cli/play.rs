@@ -5,7 +5,7 @@ use super::CliError;
 use super::setup::{GameArgs, Session, StartArgs, open};
 use crate::ai::{self, Controller, Kind};
 use crate::game::record::Record;
-use crate::game::{LegalMove, Outcome, State, still_hidden};
+use crate::game::{LegalMove, Outcome, Secrecy, State, revealed, still_hidden};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::io::{BufRead, IsTerminal, Write};
@@ -95,7 +95,7 @@ struct Play {
     history: Vec<(State, Option<String>)>,
     /// For each position, the player whose move led to it when that move
     /// was made hidden (a simultaneous round's choice).
-    hidden: Vec<Option<String>>,
+    hidden: Vec<Secrecy>,
     rng: ChaCha8Rng,
     record: Record,
     record_file: Option<PathBuf>,
@@ -123,24 +123,19 @@ impl Play {
     /// Plays a move; returns the hidden moves it reveals (mover and move).
     fn push_move(&mut self, m: &LegalMove) -> Result<Vec<(String, String)>, CliError> {
         let state = self.state().clone();
-        let hidden = self.session.game.hidden_move(&state)?;
         let mover = self.session.game.to_move(&state)?;
-        let last = self.history.len() - 1;
-        let revealed = if hidden {
-            Vec::new()
-        } else {
-            (1..=last)
-                .filter_map(|i| still_hidden(&self.hidden, i).map(|p| (p.to_string(), self.history[i].1.clone())))
-                .filter_map(|(p, m)| m.map(|m| (p, m)))
-                .collect()
-        };
+        let secrecy = self.session.game.secrecy(&state, &mover)?;
+        let shown = revealed(&self.hidden, &secrecy)
+            .into_iter()
+            .filter_map(|i| Some((still_hidden(&self.hidden, i)?.to_string(), self.history[i].1.clone()?)))
+            .collect();
         self.positions.truncate(self.history.len() - 1);
         if let Some(p) = self.session.game.position_text(&m.next)? {
             self.positions.push(p);
         }
         self.history.push((m.next.clone(), Some(m.text.clone())));
-        self.hidden.push(hidden.then_some(mover));
-        Ok(revealed)
+        self.hidden.push(secrecy);
+        Ok(shown)
     }
 
     fn play_move(&mut self, m: &LegalMove) -> Result<(), CliError> {
@@ -317,7 +312,7 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
         session,
         controllers,
         history: vec![(start, None)],
-        hidden: vec![None],
+        hidden: vec![Secrecy::Open],
         rng: ChaCha8Rng::seed_from_u64(seed),
         record,
         record_file: None,
@@ -353,6 +348,17 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
     loop {
         let state = play.state().clone();
         let over = play.session.game.outcome(&state)?;
+        if over.is_none() && play.session.game.chance(&state)? {
+            let legal = play.session.game.legal_moves(&state)?;
+            let k = ai::pick(&mut play.rng, legal.len())?;
+            let mover = play.session.game.to_move(&state)?;
+            match play.session.game.secrecy(&state, &mover)? {
+                Secrecy::Open => println!("{mover} (chance) plays {}", legal[k].text),
+                _ => println!("{mover} (chance) has moved"),
+            }
+            play.play_move(&legal[k])?;
+            continue;
+        }
         let mover = if over.is_none() { Some(play.session.game.to_move(&state)?) } else { None };
         let seat = mover.as_ref().map(|m| play.seat_of(m));
         let viewer = if over.is_some() && screen_shared { "spectator".to_string() } else { viewer_of(&play, seat) };
@@ -400,10 +406,9 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
                 b.finish_and_clear();
             }
             let (k, _) = chosen?;
-            if play.session.game.hidden_move(&state)? {
-                println!("{mover} ({controller}) has chosen");
-            } else {
-                println!("{mover} ({controller}) plays {}", legal[k].text);
+            match play.session.game.secrecy(&state, &mover)? {
+                Secrecy::Open => println!("{mover} ({controller}) plays {}", legal[k].text),
+                _ => println!("{mover} ({controller}) has chosen"),
             }
             play.play_move(&legal[k])?;
             continue;
@@ -436,6 +441,9 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
                         play.hidden.pop();
                         undone += 1;
                         let s = play.state().clone();
+                        if play.session.game.chance(&s)? {
+                            continue;
+                        }
                         let m = play.session.game.to_move(&s)?;
                         let i = play.seat_of(&m);
                         if play.controllers[i].is_human() {

@@ -192,6 +192,8 @@ const OPTIONAL: &[(&str, u32)] = &[
     ("sample_state", 3),
     ("move", 2),
     ("hidden_move", 1),
+    ("chance", 1),
+    ("private_move", 1),
     ("view", 3),
     ("move_clicks", 3),
     ("choose_move", 3),
@@ -319,12 +321,53 @@ impl Tally {
     }
 }
 
+/// How a move of a game's history is shown to the players other than its
+/// mover.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Secrecy {
+    /// Shown at once.
+    Open,
+    /// Made where `hidden_move/1` held (a simultaneous choice, made by the
+    /// named mover): shown once a move that is not hidden is made.
+    Hidden(String),
+    /// Made where `private_move/1` held: never shown.
+    Private(String),
+}
+
+impl Game {
+    /// How the move about to be made in `s` by `mover` is shown to the
+    /// others.
+    pub fn secrecy(&mut self, s: &State, mover: &str) -> Result<Secrecy, GameError> {
+        Ok(if self.private_move(s)? {
+            Secrecy::Private(mover.to_string())
+        } else if self.hidden_move(s)? {
+            Secrecy::Hidden(mover.to_string())
+        } else {
+            Secrecy::Open
+        })
+    }
+}
+
 /// Who made move `i` of a game, if that move is still hidden from the
-/// other players: it was made where `hidden_move/1` held (`hidden[i]` is
-/// its mover), and so was every move after it (the round is not over).
-pub fn still_hidden(hidden: &[Option<String>], i: usize) -> Option<&str> {
-    let mover = hidden.get(i)?.as_deref()?;
-    hidden[i..].iter().all(Option::is_some).then_some(mover)
+/// other players: a private move, or a hidden one followed only by hidden
+/// moves (its round is not over).
+pub fn still_hidden(history: &[Secrecy], i: usize) -> Option<&str> {
+    match history.get(i)? {
+        Secrecy::Open => None,
+        Secrecy::Private(mover) => Some(mover),
+        Secrecy::Hidden(mover) => history[i..].iter().all(|s| matches!(s, Secrecy::Hidden(_))).then_some(mover),
+    }
+}
+
+/// The hidden moves of `history` that a move shown as `next` reveals: a
+/// move that is not hidden ends the round of the hidden ones before it.
+pub fn revealed(history: &[Secrecy], next: &Secrecy) -> Vec<usize> {
+    if matches!(next, Secrecy::Hidden(_)) {
+        return Vec::new();
+    }
+    (0..history.len())
+        .filter(|&i| matches!(history[i], Secrecy::Hidden(_)) && still_hidden(history, i).is_some())
+        .collect()
 }
 
 /// Whether a path names a GDL file.
@@ -665,10 +708,30 @@ impl Game {
     /// (`hidden_move/1`: a simultaneous round, whose choices are shown when
     /// the last one is made).
     pub fn hidden_move(&mut self, s: &State) -> Result<bool, GameError> {
-        if !self.has("hidden_move", 1) {
+        self.holds("hidden_move", s)
+    }
+
+    /// Whether chance makes the move in `s` (`chance/1`): one of the legal
+    /// moves, drawn uniformly at random by whoever runs the game; no seat
+    /// chooses it (`to_move/2` names the chance role, which is not a seat).
+    pub fn chance(&mut self, s: &State) -> Result<bool, GameError> {
+        self.holds("chance", s)
+    }
+
+    /// Whether the move made in `s` is never shown to the other players
+    /// (`private_move/1`): they learn only what `display/2` and `view/3`
+    /// show them of its effects. The game's record still holds it.
+    pub fn private_move(&mut self, s: &State) -> Result<bool, GameError> {
+        self.holds("private_move", s)
+    }
+
+    /// Whether the optional `name(State)` holds (false where the rules do
+    /// not define it).
+    fn holds(&mut self, name: &'static str, s: &State) -> Result<bool, GameError> {
+        if !self.has(name, 1) {
             return Ok(false);
         }
-        let r = self.engine.call("hidden_move", &[Arg::In(&s.0)], 1).map_err(|e| rules_error("hidden_move/1", e))?;
+        let r = self.engine.call(name, &[Arg::In(&s.0)], 1).map_err(|e| rules_error(&format!("{name}/1"), e))?;
         Ok(!r.is_empty())
     }
 

@@ -22,6 +22,7 @@ pub const KEYWORDS: &[(&str, usize)] = &[
     ("goal", 2),
     ("base", 1),
     ("input", 2),
+    ("sees", 2),
 ];
 
 /// The relations a game must define.
@@ -163,7 +164,7 @@ pub fn check(clauses: &[FlatClause], errors: &mut Vec<Diagnostic>) -> Analysis {
         for (atom, _, _) in &atoms {
             arity_of(atom, errors, &mut a);
             match atom.rel.as_str() {
-                "init" | "next" => errors.push(
+                "init" | "next" | "sees" => errors.push(
                     Diagnostic::error(
                         atom.rel_span,
                         format!("`{}` cannot be used in a rule body", atom.rel),
@@ -301,11 +302,12 @@ fn dependencies(clauses: &[FlatClause], a: &mut Analysis, errors: &mut Vec<Diagn
     }
     // What depends on the state and on the moves (dependencies first, so
     // one pass in stratum order settles all but recursion, which loops).
-    for k in ["true", "legal", "goal", "terminal", "next"] {
+    for k in ["true", "legal", "goal", "terminal", "next", "sees"] {
         a.takes_s.insert(k.to_string());
     }
-    a.takes_m.insert("does".to_string());
-    a.takes_m.insert("next".to_string());
+    for k in ["does", "next", "sees"] {
+        a.takes_m.insert(k.to_string());
+    }
     loop {
         let mut changed = false;
         for (h, out) in edges.iter().enumerate() {
@@ -352,9 +354,9 @@ fn dependencies(clauses: &[FlatClause], a: &mut Analysis, errors: &mut Vec<Diagn
     // Reached from the interface.
     // `init` where the game has one; `base` (every fluent there can be) is
     // read by the board drawing, `input` (every action there can be) by
-    // the integer actions.
+    // the integer actions; `sees` (GDL-II's percepts) by the players.
     let mut stack: Vec<usize> =
-        REQUIRED.iter().chain(&["init", "base", "input"]).filter_map(|r| index.get(r).copied()).collect();
+        REQUIRED.iter().chain(&["init", "base", "input", "sees"]).filter_map(|r| index.get(r).copied()).collect();
     let mut seen = vec![false; names.len()];
     while let Some(i) = stack.pop() {
         if std::mem::replace(&mut seen[i], true) {

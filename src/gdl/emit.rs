@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 /// GDL's relations that the interface calls, with fixed arguments.
-const OWN: &[&str] = &["role", "init", "legal", "next", "terminal", "goal", "base", "input"];
+const OWN: &[&str] = &["role", "init", "legal", "next", "terminal", "goal", "base", "input", "sees"];
 
 /// The predicate a relation becomes: `gdl_legal` for GDL's own, `r_NAME`
 /// for the game's (so no relation clashes with a builtin).
@@ -157,7 +157,7 @@ type Mode = Vec<bool>;
 /// and `goal` with the role bound, the others with nothing bound.
 fn entry_mode(rel: &str, arity: usize) -> Mode {
     match rel {
-        "legal" | "goal" => vec![true, false],
+        "legal" | "goal" | "sees" => vec![true, false],
         _ => vec![false; arity],
     }
 }
@@ -498,8 +498,9 @@ fn goal_text(l: &Flat, bound: &mut HashSet<String>, cx: &mut Ctx) -> String {
 /// Every state- or move-dependent relation in every mode it is called in,
 /// from the interface's calls on: each relation's versions together.
 fn rules_text(clauses: &[FlatClause], a: &Analysis) -> String {
-    let mut todo: Vec<(String, Mode)> = ["terminal", "goal", "legal", "next"]
+    let mut todo: Vec<(String, Mode)> = ["terminal", "goal", "legal", "next", "sees"]
         .iter()
+        .filter(|r| a.arity.contains_key(**r))
         .rev()
         .map(|r| (r.to_string(), entry_mode(r, a.arity.get(*r).copied().unwrap_or(0))))
         .collect();
@@ -560,6 +561,12 @@ pub fn program(name: &str, description: Option<&str>, clauses: &[FlatClause], a:
     if !facts.relations.iter().any(|(r, ts)| r == "base" && !ts.is_empty()) {
         // The board drawing asks for `base` fluents; a game need not say.
         let _ = writeln!(out, ":- dynamic(gdl_base/1).");
+    }
+    // GDL-II: percepts (`sees`), or chance (the role `random`).
+    let sees = clauses.iter().any(|c| c.head.rel == "sees");
+    let _ = writeln!(out, "gdl_ii({}).", sees || roles.iter().any(|r| r == "random"));
+    if !sees {
+        let _ = writeln!(out, ":- dynamic(gdl_sees/4).");
     }
     if !facts.relations.iter().any(|(r, _)| r == "init") {
         // No `init`: the game starts from the empty state.

@@ -285,13 +285,38 @@ pub fn translate_game(name: &str, src: &str) -> Result<Translation, Vec<Diagnost
             "",
         ));
     }
-    if out_of_time || answer.is_some_and(|a| a.is_ok()) {
-        let hidden = "\n% Rounds can have two roles choosing: a choice is hidden from the others\n\
+    let simultaneous = out_of_time || answer.is_some_and(|a| a.is_ok());
+    let holds = |engine: &mut crate::engine::Engine, goal: &str| {
+        engine.query(goal).ok().and_then(|mut q| q.next()).is_some_and(|a| a.is_ok())
+    };
+    let mut more = String::new();
+    if simultaneous {
+        more.push_str(
+            "\n% Rounds can have two roles choosing: a choice is hidden from the others\n\
              % until the round's last one is made.\n\
-             sample_state(State, Viewer, Sampled) :-\n    gdl_sample_state(State, Viewer, Sampled).\n\
-             hidden_move(State) :-\n    gdl_hidden_move(State).\n";
-        t.program.push_str(hidden);
-        let report = engine.load(name, hidden);
+             hidden_move(State) :-\n    gdl_hidden_move(State).\n",
+        );
+    }
+    if holds(&mut engine, "gdl_ii(true)") {
+        more.push_str(
+            "\n% GDL-II: a player sees its own moves and its percepts (`sees`), never\n\
+             % the others' moves; a computer player searches over the games that\n\
+             % would have shown it the same.\n\
+             private_move(_).\n\
+             sample_state(State, Viewer, Sampled) :-\n    gdl_ii_sample_state(State, Viewer, Sampled).\n",
+        );
+        if holds(&mut engine, "gdl_roles(Rs), memberchk(random, Rs)") {
+            more.push_str(
+                "\n% The role `random` is chance: its moves are drawn uniformly at random.\n\
+                 chance(State) :-\n    to_move(State, random).\n",
+            );
+        }
+    } else if simultaneous {
+        more.push_str("sample_state(State, Viewer, Sampled) :-\n    gdl_sample_state(State, Viewer, Sampled).\n");
+    }
+    if !more.is_empty() {
+        t.program.push_str(&more);
+        let report = engine.load(name, &more);
         debug_assert!(!report.has_errors());
     }
     engine.set_limits(crate::engine::Limits::default());

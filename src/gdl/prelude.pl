@@ -2,28 +2,45 @@
 % The game interface over the GDL relations above (the same for every GDL
 % game; written by `tabula translate`).
 %
-% A state is gdl(Fluents, Pending): the true fluents, sorted, and the
-% choices already made in this round, does(Role, Action) in role order.
+% A state is gdl(Fluents, Pending, Rounds): the true fluents, sorted; the
+% choices already made in this round, does(Role, Action) in role order;
+% and in a GDL-II game (one with `sees` or the role `random`) the rounds
+% played, latest first, each r(Joint, Seen): the joint move and what each
+% role saw, seen(Role, Percept) (empty in other games).
 % Each round, the roles with two or more legal actions choose one after the
 % other (a role with a single legal action plays it); the choices stay
 % hidden from the later roles until the last one has chosen, and then the
 % joint move gives the next fluents. In a turn-taking game one role chooses
-% each round, so a move is a turn.
+% each round, so a move is a turn. The role `random` (GDL-II's chance) is
+% no seat: it chooses last in its rounds, and uniformly at random.
 % ---------------------------------------------------------------------------
 
-players(_, Roles) :- gdl_roles(Roles).
+players(_, Players) :- gdl_players(Players).
 
-initial_state(_, gdl(Fluents, [])) :-
+% gdl_players(-Players): the roles but `random`.
+gdl_players(Players) :-
+    gdl_roles(Roles),
+    gdl_exclude_random(Roles, Players).
+
+gdl_exclude_random([], []).
+gdl_exclude_random([R|Rs], Ps) :-
+    (   R == random
+    ->  Ps = Ps1
+    ;   Ps = [R|Ps1]
+    ),
+    gdl_exclude_random(Rs, Ps1).
+
+initial_state(_, gdl(Fluents, [], [])) :-
     findall(F, gdl_init(F), Fs),
     sort(Fs, Fluents).
 
-to_move(gdl(Fs, Pending), Role) :-
+to_move(gdl(Fs, Pending, _), Role) :-
     gdl_kinds(Fs, Kinds),
     gdl_mover(Kinds, Pending, Role, _).
 
 % move(+State, ?Action, -Next). With Action given (and ground), only its
 % legality is checked, and only its successor built.
-move(gdl(Fs, Pending), Action, Next) :-
+move(gdl(Fs, Pending, Rounds), Action, Next) :-
     gdl_kinds(Fs, Kinds),
     gdl_mover(Kinds, Pending, Role, Last),
     (   ground(Action)
@@ -33,26 +50,26 @@ move(gdl(Fs, Pending), Action, Next) :-
     ),
     (   Last == true
     ->  gdl_joint(Kinds, [does(Role, Action)|Pending], Joint),
-        gdl_next_state(Fs, Joint, Next)
+        gdl_next_state(Fs, Joint, Rounds, Next)
     ;   gdl_add_choice(Pending, Role, Action, Kinds, Pending1),
-        Next = gdl(Fs, Pending1)
+        Next = gdl(Fs, Pending1, Rounds)
     ).
 
 % move(+State, -Action): the actions of the role to move, without the
 % states they lead to (a random playout builds only the chosen one's).
-move(gdl(Fs, Pending), Action) :-
+move(gdl(Fs, Pending, _), Action) :-
     gdl_kinds(Fs, Kinds),
     gdl_mover(Kinds, Pending, Role, _),
     gdl_actions(Role, Fs, Actions),
     member(Action, Actions).
 
-game_over(gdl(Fs, []), Result) :-
+game_over(gdl(Fs, [], _), Result) :-
     gdl_terminal(Fs),
-    gdl_roles(Roles),
-    gdl_goals(Roles, Fs, Goals),
+    gdl_players(Players),
+    gdl_goals(Players, Fs, Goals),
     gdl_result(Goals, Result).
 
-score(gdl(Fs, _), Role, Value) :-
+score(gdl(Fs, _, _), Role, Value) :-
     gdl_goal_value(Fs, Role, Value).
 
 notation(Action, Text) :-
@@ -112,17 +129,20 @@ gdl_state_text(Fs, Text) :-
     atom_concat(Shown, Rest, Text).
 
 % gdl_choosers(+Kinds, -Roles): the roles that choose this round: those
-% with two or more actions. When every role has one, one of them is said to
-% choose (any would do: the joint move is the same): the first whose action
-% has arguments, like (mark 3 3) beside noop, else the first role.
+% with two or more actions, `random` last. When every role has one, one of
+% them is said to choose (any would do: the joint move is the same): the
+% first player whose action has arguments, like (mark 3 3) beside noop,
+% else the first player.
 gdl_choosers(Kinds, Roles) :-
-    findall(R, member(R-many, Kinds), Roles0),
-    (   Roles0 \== []
-    ->  Roles = Roles0
-    ;   member(R0-one(A), Kinds), compound(A)
+    findall(R, ( member(R-many, Kinds), R \== random ), Players),
+    (   memberchk(random-many, Kinds)
+    ->  append(Players, [random], Roles)
+    ;   Players \== []
+    ->  Roles = Players
+    ;   member(R0-one(A), Kinds), R0 \== random, compound(A)
     ->  Roles = [R0]
-    ;   Kinds = [R0-_|_],
-        Roles = [R0]
+    ;   member(R0-_, Kinds), R0 \== random
+    ->  Roles = [R0]
     ).
 
 % gdl_mover(+Kinds, +Pending, -Role, -Last): the next role to choose, and
@@ -164,9 +184,24 @@ gdl_joint([R-K|Kinds], Chosen, [does(R, A)|Joint]) :-
     ),
     gdl_joint(Kinds, Chosen, Joint).
 
-gdl_next_state(Fs, Joint, gdl(Next, [])) :-
+gdl_next_state(Fs, Joint, Rounds, gdl(Next, [], Rounds1)) :-
+    gdl_next_fluents(Fs, Joint, Next),
+    (   gdl_ii(true)
+    ->  gdl_percepts(Fs, Joint, Seen),
+        Rounds1 = [r(Joint, Seen)|Rounds]
+    ;   Rounds1 = Rounds
+    ).
+
+gdl_next_fluents(Fs, Joint, Next) :-
     findall(F, gdl_next(F, Fs, Joint), Next0),
     sort(Next0, Next).
+
+% gdl_percepts(+Fluents, +Joint, -Seen): what each player sees of the
+% joint move made in Fluents (GDL-II's `sees`), sorted.
+gdl_percepts(Fs, Joint, Seen) :-
+    gdl_players(Players),
+    findall(seen(R, P), ( member(R, Players), gdl_sees(R, P, Fs, Joint) ), Seen0),
+    sort(Seen0, Seen).
 
 % Goal values: the highest a role reaches (GDL wants exactly one; a game
 % that gives a role several in a state is read as giving it the highest).
@@ -208,7 +243,7 @@ gdl_kif(T, Text) :-
 
 % gdl_role_actions(+State, +Role, -Texts): Role's legal actions this
 % round, written as KIF (what a GGP player answers).
-gdl_role_actions(gdl(Fs, _), Role, Texts) :-
+gdl_role_actions(gdl(Fs, _, _), Role, Texts) :-
     gdl_actions(Role, Fs, Actions),
     maplist(gdl_kif, Actions, Texts).
 
@@ -218,7 +253,14 @@ gdl_role_actions(gdl(Fs, _), Role, Texts) :-
 % second the row, highest row on top).
 % ---------------------------------------------------------------------------
 
-display(gdl(Fs, Pending), Viewer) :-
+display(gdl(_, Pending, Rounds), Viewer) :-
+    gdl_ii(true),
+    gdl_players(Players),
+    memberchk(Viewer, Players),
+    !,
+    gdl_seen_texts(Rounds, Pending, Viewer, Texts),
+    forall(member(T, Texts), (write(T), nl)).
+display(gdl(Fs, Pending, _), Viewer) :-
     gdl_groups(Fs, Groups),
     forall(member(G, Groups), gdl_show_group(G)),
     forall(member(does(R, A), Pending), gdl_show_choice(R, A, Viewer)).
@@ -294,7 +336,7 @@ gdl_show_choice(R, _, _) :-
 
 % sample_state for simultaneous games: the choices Viewer cannot see are
 % drawn again among those roles' legal actions.
-gdl_sample_state(gdl(Fs, Pending), Viewer, gdl(Fs, Pending1)) :-
+gdl_sample_state(gdl(Fs, Pending, Rounds), Viewer, gdl(Fs, Pending1, Rounds)) :-
     gdl_resample(Pending, Fs, Viewer, Pending1).
 
 gdl_resample([], _, _, []).
@@ -307,7 +349,7 @@ gdl_resample([does(R, A)|Pending], Fs, Viewer, [does(R, A1)|Pending1]) :-
     gdl_resample(Pending, Fs, Viewer, Pending1).
 
 % gdl_hidden_move(+State): the choice made now does not end the round.
-gdl_hidden_move(gdl(Fs, Pending)) :-
+gdl_hidden_move(gdl(Fs, Pending, _)) :-
     gdl_kinds(Fs, Kinds),
     gdl_mover(Kinds, Pending, _, false).
 
@@ -319,7 +361,7 @@ gdl_simultaneous(N, Max) :-
     gdl_probe(S0, Max),
     !.
 
-gdl_probe(gdl(Fs, _), _) :-
+gdl_probe(gdl(Fs, _, _), _) :-
     gdl_kinds(Fs, Kinds),
     gdl_choosers(Kinds, [_, _|_]),
     !.
@@ -341,14 +383,22 @@ gdl_probe(S, Max) :-
 % clicked on the squares its integer pairs name, e.g. (move 1 2 1 3).
 % ---------------------------------------------------------------------------
 
-view(gdl(Fs, Pending), Viewer, Items) :-
+view(gdl(_, Pending, Rounds), Viewer, Items) :-
+    gdl_ii(true),
+    gdl_players(Players),
+    memberchk(Viewer, Players),
+    !,
+    % The empty board (its extent is in the rules), and what Viewer knows.
+    gdl_frame([], _, Frame),
+    gdl_seen_texts(Rounds, Pending, Viewer, Texts),
+    findall(text(T), member(T, Texts), Lines),
+    append(Frame, Lines, Items).
+view(gdl(Fs, Pending, _), Viewer, Items) :-
     gdl_roles(Roles),
     gdl_groups(Fs, Groups),
-    (   gdl_board(Fs, Name, X0, X1, Y0, Y1)
+    gdl_frame(Fs, Name, Frame),
+    (   Name \== none
     ->  gdl_empty_mark(Name, Empty),
-        findall(site(c(X, Y), SX, SY),
-                ( between(Y0, Y1, Y), between(X0, X1, X), SX is X - X0, SY is Y1 - Y ),
-                Sites),
         findall(Item,
                 ( member(F, Fs), F =.. [Name, X, Y|Rest], integer(X), integer(Y),
                   gdl_kif_args(Rest, Text), Text \== Empty,
@@ -356,23 +406,36 @@ view(gdl(Fs, Pending), Viewer, Items) :-
                   ->  Item = piece(c(X, Y), V, '')
                   ;   Item = label(c(X, Y), Text)
                   ) ),
-                Marks),
-        Below is Y1 - Y0 + 1,
-        findall(label(SX, Below, X), ( between(X0, X1, X), SX is X - X0 ), Columns),
-        findall(label(-1, SY, Y), ( between(Y0, Y1, Y), SY is Y1 - Y ), Rows)
-    ;   Name = none, Sites = [], Marks = [], Columns = [], Rows = []
+                Marks)
+    ;   Marks = []
     ),
     findall(text(T),
             ( member(G, Groups), G = N/_-_, N \== Name, gdl_group_text(G, T) ),
             Texts),
     findall(text(T), ( member(does(R, A), Pending), gdl_choice_text(R, A, Viewer, T) ), Chosen),
-    append([Sites, Marks, Columns, Rows, Texts, Chosen], Items).
+    append([Frame, Marks, Texts, Chosen], Items).
+
+% gdl_frame(+Fluents, -Name, -Items): the squares c(X, Y) of the grid
+% relation Name (see gdl_board/6) with the labels of its columns and rows;
+% Name is none, and there are no items, where the game has no grid.
+gdl_frame(Fs, Name, Items) :-
+    (   gdl_board(Fs, Name, X0, X1, Y0, Y1)
+    ->  findall(site(c(X, Y), SX, SY),
+                ( between(Y0, Y1, Y), between(X0, X1, X), SX is X - X0, SY is Y1 - Y ),
+                Sites),
+        Below is Y1 - Y0 + 1,
+        findall(label(SX, Below, X), ( between(X0, X1, X), SX is X - X0 ), Columns),
+        findall(label(-1, SY, Y), ( between(Y0, Y1, Y), SY is Y1 - Y ), Rows),
+        append([Sites, Columns, Rows], Items)
+    ;   Name = none,
+        Items = []
+    ).
 
 % gdl_board(+Fluents, -Name, -X0, -X1, -Y0, -Y1): the grid relation and the
 % extent of its coordinates now, at the start, and in the game's `base`
 % fluents (GDL's optional list of every fluent there can be).
 gdl_board(Fs, Name, X0, X1, Y0, Y1) :-
-    initial_state([], gdl(Init, _)),
+    initial_state([], gdl(Init, _, _)),
     findall(B, gdl_base(B), Base),
     append([Fs, Init, Base], All),
     member(F, All),
@@ -390,7 +453,7 @@ gdl_board(Fs, Name, X0, X1, Y0, Y1) :-
 % The value, not a role, that fills at least half of the grid at the
 % start, if any.
 gdl_empty_mark(Name, Empty) :-
-    initial_state([], gdl(Init, _)),
+    initial_state([], gdl(Init, _, _)),
     findall(T, ( member(F, Init), F =.. [Name, X, Y|Rest], integer(X), integer(Y),
                  gdl_kif_args(Rest, T) ), Ts),
     length(Ts, N),
@@ -431,9 +494,11 @@ gdl_choice_text(R, A, R, T) :-
 gdl_choice_text(R, _, _, T) :-
     format(atom(T), '~w has chosen', [R]).
 
-move_clicks(gdl(Fs, _), Action, Clicks) :-
+move_clicks(gdl(Fs0, _, _), Action, Clicks) :-
     Action =.. [_|Args],
     gdl_pairs(Args, Pairs),
+    % In GDL-II the players' boards show the rules' extent only.
+    (   gdl_ii(true) -> Fs = [] ; Fs = Fs0 ),
     (   Pairs \== [],
         gdl_board(Fs, _, X0, X1, Y0, Y1),
         forall(member(c(X, Y), Pairs), (X >= X0, X =< X1, Y >= Y0, Y =< Y1))
@@ -467,3 +532,91 @@ gdl_reach([Q|Queue], Seen, Base, Step, Env) :-
         append(Queue, New, Queue1),
         gdl_reach(Queue1, Seen1, Base, Step, Env)
     ).
+
+% ---------------------------------------------------------------------------
+% GDL-II: what a player knows is its own moves and what it saw (`sees`),
+% round by round; never the fluents, nor the others' moves.
+% ---------------------------------------------------------------------------
+
+% gdl_seen_texts(+Rounds, +Pending, +Viewer, -Texts): Viewer's rounds as
+% lines of text, oldest first, then its choice in this round if made.
+gdl_seen_texts(Rounds, Pending, Viewer, Texts) :-
+    reverse(Rounds, Played),
+    format(atom(Head), 'you play ~w', [Viewer]),
+    findall(T,
+            ( nth1(I, Played, r(Joint, Seen)),
+              memberchk(does(Viewer, A), Joint),
+              gdl_kif(A, AText),
+              findall(PT, ( member(seen(Viewer, P), Seen), gdl_kif(P, PT) ), PTs),
+              (   PTs == []
+              ->  SeenText = 'nothing'
+              ;   atomic_list_concat(PTs, ', ', SeenText)
+              ),
+              format(atom(T), 'round ~d: you did ~w, and saw ~w', [I, AText, SeenText]) ),
+            Lines),
+    (   memberchk(does(Viewer, A), Pending)
+    ->  gdl_kif(A, AText),
+        format(atom(Now), 'this round: you chose ~w', [AText]),
+        append([Head|Lines], [Now], Texts)
+    ;   Texts = [Head|Lines]
+    ).
+
+% gdl_ii_sample_state(+State, +Viewer, -Sampled): a state Viewer cannot
+% tell from State: rounds from the start in which Viewer made the same
+% moves and saw the same, the other roles' moves (and chance's) drawn at
+% random, searched depth first; then this round's choices Viewer has not
+% seen drawn again.
+gdl_ii_sample_state(gdl(Fs, Pending, Rounds), Viewer, gdl(Fs1, Pending1, Rounds1)) :-
+    reverse(Rounds, Played),
+    initial_state([], gdl(Fs0, [], [])),
+    gdl_roles(Roles),
+    gdl_replay(Played, Roles, Viewer, Fs0, [], Fs1, Rounds1),
+    % Whether the game is over, and who is to choose, Viewer knows too.
+    (   gdl_terminal(Fs)
+    ->  gdl_terminal(Fs1),
+        Pending1 = Pending
+    ;   \+ gdl_terminal(Fs1),
+        gdl_redraw(Pending, Viewer, Fs1, Pending1),
+        to_move(gdl(Fs, Pending, Rounds), Mover),
+        to_move(gdl(Fs1, Pending1, Rounds1), Mover)
+    ),
+    !.
+
+% gdl_replay(+Played, +Roles, +Viewer, +Fluents, +Acc, -FluentsN, -RoundsN):
+% the rounds Played again from Fluents, with joint moves in which Viewer
+% does and sees the same (a round was played, so the game was not over).
+gdl_replay([], _, _, Fs, Rounds, Fs, Rounds).
+gdl_replay([r(Joint, Seen)|Played], Roles, Viewer, Fs, Acc, FsN, RoundsN) :-
+    \+ gdl_terminal(Fs),
+    findall(P, member(seen(Viewer, P), Seen), Saw),
+    gdl_draw_joint(Roles, Joint, Viewer, Fs, Joint1),
+    gdl_percepts(Fs, Joint1, Seen1),
+    findall(P, member(seen(Viewer, P), Seen1), Saw),
+    gdl_next_fluents(Fs, Joint1, Fs1),
+    gdl_replay(Played, Roles, Viewer, Fs1, [r(Joint1, Seen1)|Acc], FsN, RoundsN).
+
+% gdl_draw_joint(+Roles, +Joint, +Viewer, +Fluents, -Joint1): Viewer's
+% action as in Joint (legal in Fluents), the others' each of their legal
+% actions in a random order, on backtracking.
+gdl_draw_joint([], _, _, _, []).
+gdl_draw_joint([R|Rs], Joint, Viewer, Fs, [does(R, A)|Joint1]) :-
+    (   R == Viewer
+    ->  memberchk(does(R, A), Joint),
+        \+ \+ gdl_legal(R, A, Fs)
+    ;   gdl_actions(R, Fs, As),
+        random_permutation(As, Drawn),
+        member(A, Drawn)
+    ),
+    gdl_draw_joint(Rs, Joint, Viewer, Fs, Joint1).
+
+% gdl_redraw(+Pending, +Viewer, +Fluents, -Pending1): this round's choices,
+% Viewer's kept (if still legal), the others' drawn again.
+gdl_redraw([], _, _, []).
+gdl_redraw([does(R, A)|Pending], Viewer, Fs, [does(R, A1)|Pending1]) :-
+    (   R == Viewer
+    ->  \+ \+ gdl_legal(R, A, Fs),
+        A1 = A
+    ;   gdl_actions(R, Fs, As),
+        random_member(A1, As)
+    ),
+    gdl_redraw(Pending, Viewer, Fs, Pending1).

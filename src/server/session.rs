@@ -7,7 +7,7 @@ use super::{Config, Failure, Job, Reply, fail, one, required, text_field};
 use crate::ai::{self, Controller};
 use crate::engine::{Limits, QueryError};
 use crate::game::record::Record;
-use crate::game::{Allowed, Game, LegalMove, Outcome, State, list_games, still_hidden};
+use crate::game::{Allowed, Game, LegalMove, Outcome, Secrecy, State, list_games, still_hidden};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
@@ -38,7 +38,7 @@ pub(super) struct Session {
     moves: Vec<String>,
     /// For each move, its mover when it was made hidden (a simultaneous
     /// round's choice, shown to the others once the round is over).
-    hidden: Vec<Option<String>>,
+    hidden: Vec<Secrecy>,
     before: Vec<State>,
     clicks: Vec<Option<Vec<String>>>,
     rng: ChaCha8Rng,
@@ -119,6 +119,7 @@ impl Session {
             budget,
             held,
         };
+        s.chance_moves()?;
         s.remeasure(held);
         Ok(s)
     }
@@ -508,15 +509,33 @@ impl Session {
     fn apply(&mut self, l: &LegalMove) -> Reply {
         let mover = self.game.to_move(&self.state)?;
         let clicks = self.game.move_clicks(&self.state, &l.mv).ok().flatten();
-        let hidden = self.game.hidden_move(&self.state)?;
-        self.before.push(std::mem::replace(&mut self.state, l.next.clone()));
-        self.moves.push(l.text.clone());
-        self.hidden.push(hidden.then(|| mover.clone()));
-        self.clicks.push(clicks);
+        let secrecy = self.game.secrecy(&self.state, &mover)?;
+        self.push(l, secrecy, clicks);
+        self.chance_moves()?;
         let mut m = one("move", json!(l.text));
         m.insert("player".into(), json!(mover));
         m.insert("status".into(), Value::Object(self.status()?));
         Ok(m)
+    }
+
+    fn push(&mut self, l: &LegalMove, secrecy: Secrecy, clicks: Option<Vec<String>>) {
+        self.before.push(std::mem::replace(&mut self.state, l.next.clone()));
+        self.moves.push(l.text.clone());
+        self.hidden.push(secrecy);
+        self.clicks.push(clicks);
+    }
+
+    /// Chance's moves (`chance/1`), drawn at once: no seat makes them.
+    fn chance_moves(&mut self) -> Result<(), Failure> {
+        while self.game.outcome(&self.state)?.is_none() && self.game.chance(&self.state)? {
+            let legal = self.game.legal_moves(&self.state)?;
+            let k = ai::pick(&mut self.rng, legal.len())?;
+            let mover = self.game.to_move(&self.state)?;
+            let secrecy = self.game.secrecy(&self.state, &mover)?;
+            let clicks = self.game.move_clicks(&self.state, &legal[k].mv).ok().flatten();
+            self.push(&legal[k], secrecy, clicks);
+        }
+        Ok(())
     }
 
     /// Takes back the last move; in a session that plays its computer
@@ -532,6 +551,10 @@ impl Session {
             self.hidden.pop();
             self.state = state;
             undone.push(text);
+            // Chance's moves go back with the move they followed.
+            if self.game.chance(&self.state)? {
+                continue;
+            }
             let mover = self.game.to_move(&self.state)?;
             let computer = self.seats.iter().any(|(s, c)| *s == mover && !c.is_human());
             if !(self.auto && computer) {
@@ -541,6 +564,8 @@ impl Session {
         if undone.is_empty() {
             return Err(fail("bad_request", "no move to take back"));
         }
+        // Back to the start, where chance moves first: drawn again.
+        self.chance_moves()?;
         let mut m = one("undone", json!(undone));
         m.insert("status".into(), Value::Object(self.status()?));
         Ok(m)

@@ -459,9 +459,12 @@ fn play_game(
         if let Some(o) = game.outcome(&state)? {
             return Ok(Played { by_seat, outcome: Some(o), plies: ply as u64, slowest });
         }
-        let mover = game.to_move(&state)?;
-        let c = by_seat[ai::seat(players, &mover)?];
         let legal = game.legal_moves(&state)?;
+        let Some(seat) = ai::seat_to_move(game, players, &state)? else {
+            state = legal[ai::pick(&mut rng, legal.len())?].next.clone();
+            continue;
+        };
+        let c = by_seat[seat];
         let started = Instant::now();
         let choice = ai::choose(game, players, &state, &controllers[c], rng.r#gen(), 1)?;
         slowest[c] = f64::max(slowest[c], started.elapsed().as_secs_f64());

@@ -138,10 +138,14 @@ fn play(
             (outcome, plies) = (Some(o), ply as u64);
             break;
         }
-        let mover = game.to_move(&state)?;
-        let seat = ai::seat(players, &mover)?;
-        let c = by_seat[seat];
         let legal = game.legal_moves(&state)?;
+        // Chance's moves are no one's decision: no position is recorded.
+        let Some(seat) = ai::seat_to_move(game, players, &state)? else {
+            state = legal[ai::pick(&mut rng, legal.len())?].next.clone();
+            continue;
+        };
+        let mover = players[seat].clone();
+        let c = by_seat[seat];
         pos.observations.extend(game.observation_with_mover(&cx.observer, &state, &mover, Some(&mover))?);
         let mut mask = vec![0u8; cx.space.len()];
         let mut action_of = Vec::with_capacity(legal.len());

@@ -142,6 +142,7 @@ pub struct Core {
     pub has_actions: bool,
     pub has_observation: bool,
     pub has_hidden_moves: bool,
+    pub has_private_moves: bool,
 }
 
 impl Core {
@@ -285,6 +286,7 @@ pub fn load(py: Python<'_>, name_or_path: &str, options: Option<&Bound<'_, PyDic
                 has_actions: g.has_action_space(),
                 has_observation: g.has("observation", 3),
                 has_hidden_moves: g.has("hidden_move", 1),
+                has_private_moves: g.has("private_move", 1),
                 actions: OnceLock::new(),
                 loaded_as,
                 engine: Mutex::new(Engine { game: g, options, players, observer: None }),
@@ -355,7 +357,7 @@ impl Game {
     /// choices made at once).
     #[getter]
     fn hidden_information(&self) -> bool {
-        self.core.hidden || self.core.has_hidden_moves
+        self.core.hidden || self.core.has_hidden_moves || self.core.has_private_moves
     }
 
     /// Whether the rules deal hidden pieces (`sample_state/3`).

@@ -10,12 +10,13 @@ use pyo3::types::PyDict;
 use std::sync::Arc;
 use tabula::game::{self, GameError, Move, Outcome};
 
-/// A move made: by whom, which, and whether it was hidden when made.
+/// A move made: by whom, which, and how it is shown to the others
+/// (`Secrecy`: 0 open, 1 hidden until its round ends, 2 private).
 #[derive(Clone)]
 struct Step {
     mover: String,
     mv: Move,
-    hidden: bool,
+    secrecy: u8,
     /// The position the move was made in (its notation may need it:
     /// chess's), when known.
     before: Option<game::State>,
@@ -29,6 +30,8 @@ struct Known {
     /// The result (`Some(None)`: not over).
     outcome: Option<Option<Outcome>>,
     mover: Option<String>,
+    /// Whether chance makes the move (`chance/1`).
+    chance: bool,
     moves: Option<Vec<Move>>,
     texts: Option<Vec<String>>,
     actions: Option<Vec<usize>>,
@@ -227,18 +230,23 @@ impl State {
     fn make(&mut self, py: Python<'_>, mv: Move) -> PyResult<()> {
         let s = &self.state;
         let mover = self.known.mover.clone().unwrap_or_default();
-        let check_hidden = self.core.has_hidden_moves;
-        let (next, hidden, known) = self
+        let check_secrecy = self.core.has_hidden_moves || self.core.has_private_moves;
+        let (next, secrecy, known) = self
             .core
             .with(py, |e| -> Result<_, GameError> {
-                let hidden = check_hidden && e.game.hidden_move(s)?;
+                let secrecy = if check_secrecy { e.game.secrecy(s, &mover)? } else { game::Secrecy::Open };
                 let next = e.game.play(s, &mv)?;
                 let known = examine(e, &next)?;
-                Ok((next, hidden, known))
+                Ok((next, secrecy, known))
             })
             .or_raise()?;
+        let secrecy = match secrecy {
+            game::Secrecy::Open => 0,
+            game::Secrecy::Hidden(_) => 1,
+            game::Secrecy::Private(_) => 2,
+        };
         let before = std::mem::replace(&mut self.state, next);
-        self.history.push(Step { mover, mv, hidden, before: Some(before) });
+        self.history.push(Step { mover, mv, secrecy, before: Some(before) });
         self.known = known;
         self.clicked.clear();
         Ok(())
@@ -279,7 +287,15 @@ impl State {
     /// hidden from the viewer (made at once with others, not yet shown) is
     /// `?`.
     fn seen_moves(&self, py: Python<'_>, viewer: &str) -> PyResult<Vec<(String, String)>> {
-        let hidden: Vec<Option<String>> = self.history.iter().map(|s| s.hidden.then(|| s.mover.clone())).collect();
+        let hidden: Vec<game::Secrecy> = self
+            .history
+            .iter()
+            .map(|s| match s.secrecy {
+                0 => game::Secrecy::Open,
+                1 => game::Secrecy::Hidden(s.mover.clone()),
+                _ => game::Secrecy::Private(s.mover.clone()),
+            })
+            .collect();
         let texts = self.history_texts(py)?;
         Ok(self
             .history
@@ -300,11 +316,11 @@ impl State {
 /// legal moves.
 fn examine(e: &mut Engine, s: &game::State) -> Result<Known, GameError> {
     let outcome = e.game.outcome(s)?;
-    let (mover, moves) = match outcome {
-        Some(_) => (None, Vec::new()),
-        None => (Some(e.game.to_move(s)?), e.game.moves(s)?),
+    let (mover, chance, moves) = match outcome {
+        Some(_) => (None, false, Vec::new()),
+        None => (Some(e.game.to_move(s)?), e.game.chance(s)?, e.game.moves(s)?),
     };
-    Ok(Known { outcome: Some(outcome), mover, moves: Some(moves), ..Known::default() })
+    Ok(Known { outcome: Some(outcome), mover, chance, moves: Some(moves), ..Known::default() })
 }
 
 /// A state from its pickle: the position and the moves made, as terms.
@@ -314,7 +330,7 @@ pub fn _state_again(
     py: Python<'_>,
     game: &Game,
     term: &str,
-    history: Vec<(String, String, bool, Option<String>)>,
+    history: Vec<(String, String, u8, Option<String>)>,
     clicked: Vec<usize>,
 ) -> PyResult<State> {
     let (state, steps) = game
@@ -322,7 +338,7 @@ pub fn _state_again(
         .with(py, |e| -> Result<_, GameError> {
             let s = e.game.parse_state(term)?;
             let mut steps = Vec::with_capacity(history.len());
-            for (mover, m, hidden, before) in history {
+            for (mover, m, secrecy, before) in history {
                 let mv = e.game.engine().parse_term(&m).map_err(|err| GameError::Rules(err.to_string()))?;
                 let before = match before {
                     Some(t) => {
@@ -331,7 +347,7 @@ pub fn _state_again(
                     }
                     None => None,
                 };
-                steps.push(Step { mover, mv: Move(mv), hidden, before });
+                steps.push(Step { mover, mv: Move(mv), secrecy, before });
             }
             Ok((s, steps))
         })
@@ -363,7 +379,8 @@ impl State {
         Ok(self.known.mover.clone())
     }
 
-    /// The index of the seat to move in `Game.players`, or -1 when over.
+    /// The index of the seat to move in `Game.players`, or -1 when over or
+    /// where chance moves (`is_chance_node`).
     #[getter]
     fn current_player(&mut self, py: Python<'_>) -> PyResult<i64> {
         self.status(py)?;
@@ -371,6 +388,13 @@ impl State {
             Some(m) => self.core.players.iter().position(|p| p == m).map_or(-1, |i| i as i64),
             None => -1,
         })
+    }
+
+    /// Whether chance makes the next move (`chance/1`): one of the legal
+    /// moves, uniformly at random; `to_move` then names the chance role.
+    fn is_chance_node(&mut self, py: Python<'_>) -> PyResult<bool> {
+        self.status(py)?;
+        Ok(self.known.chance)
     }
 
     fn is_over(&mut self, py: Python<'_>) -> PyResult<bool> {
@@ -650,11 +674,11 @@ impl State {
         let (s, steps) = (&self.state, &self.history);
         let (term, history) = self.core.with(py, |e| {
             let keep = e.game.has("notation", 3);
-            let history: Vec<(String, String, bool, Option<String>)> = steps
+            let history: Vec<(String, String, u8, Option<String>)> = steps
                 .iter()
                 .map(|h| {
                     let before = h.before.as_ref().filter(|_| keep).map(|b| e.game.engine().term_text(&b.0));
-                    (h.mover.clone(), e.game.engine().term_text(&h.mv.0), h.hidden, before)
+                    (h.mover.clone(), e.game.engine().term_text(&h.mv.0), h.secrecy, before)
                 })
                 .collect();
             (e.game.engine().term_text(&s.0), history)
