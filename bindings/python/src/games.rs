@@ -143,6 +143,7 @@ pub struct Core {
     pub has_observation: bool,
     pub has_hidden_moves: bool,
     pub has_private_moves: bool,
+    pub has_chance: bool,
 }
 
 impl Core {
@@ -287,6 +288,7 @@ pub fn load(py: Python<'_>, name_or_path: &str, options: Option<&Bound<'_, PyDic
                 has_observation: g.has("observation", 3),
                 has_hidden_moves: g.has("hidden_move", 1),
                 has_private_moves: g.has("private_move", 1),
+                has_chance: g.has("chance", 1),
                 actions: OnceLock::new(),
                 loaded_as,
                 engine: Mutex::new(Engine { game: g, options, players, observer: None }),
@@ -364,6 +366,13 @@ impl Game {
     #[getter]
     fn has_sampling(&self) -> bool {
         self.core.hidden
+    }
+
+    /// Whether chance makes some moves (`chance/1`: a die, a deal during
+    /// the game), uniformly at random among the legal ones.
+    #[getter]
+    fn has_chance(&self) -> bool {
+        self.core.has_chance
     }
 
     /// Whether some moves are made at once (`hidden_move/1`: a round of

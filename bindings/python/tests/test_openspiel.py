@@ -24,6 +24,10 @@ GAMES = [
     # An endgame, so that random games end soon.
     ("chess", dict(fen="4k3/8/8/8/8/8/4P3/R3K2R w KQ - 0 1")),
     ("rock-paper-scissors", {}),
+    # GDL-II: hidden marks; a hidden deal; a die.
+    ("krieg-tictactoe", {}),
+    ("kuhn-poker", {}),
+    ("pig", {}),
 ]
 
 _names = {}
@@ -46,7 +50,7 @@ def test_random_sim_test_passes(name, options):
     for _ in range(4):
         if state.is_terminal():
             break
-        state.apply_action(3 if state.is_chance_node() else state.legal_actions()[-1])
+        state.apply_action(state.chance_outcomes()[-1][0] if state.is_chance_node() else state.legal_actions()[-1])
     _, again = pyspiel.deserialize_game_and_state(pyspiel.serialize_game_and_state(game, state))
     assert str(again) == str(state) and again.history() == state.history()
 
@@ -64,6 +68,12 @@ def test_the_game_type_is_stated_truly():
     assert rps.information == pyspiel.GameType.Information.IMPERFECT_INFORMATION
     assert rps.utility == pyspiel.GameType.Utility.ZERO_SUM
     assert registered("campo-bello").num_distinct_actions() == 42  # clicks: 41 points, end
+    kuhn = registered("kuhn-poker")
+    assert kuhn.get_type().information == pyspiel.GameType.Information.IMPERFECT_INFORMATION
+    assert kuhn.get_type().chance_mode == pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC
+    deal = kuhn.new_initial_state()
+    assert deal.is_chance_node() and len(deal.chance_outcomes()) == 6
+    assert abs(sum(p for _, p in deal.chance_outcomes()) - 1.0) < 1e-12
 
 
 def test_get_all_states_of_tictactoe_agrees_with_openspiels_own():
@@ -131,3 +141,28 @@ def test_openspiel_ismcts_plays_domin_up():
             state.apply_action(int(rng.choice(state.legal_actions())))
         plies += 1
     assert abs(sum(state.returns())) < 1e-9 and plies > 10
+
+
+def test_openspiel_ismcts_plays_kuhn_poker_from_what_it_saw():
+    # GDL-II: chance deals (a chance node of six outcomes), each player sees
+    # only its card; the bot searches states resampled from what it saw.
+    game = registered("kuhn-poker")
+    rng = np.random.RandomState(5)
+    bot = ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(1, rng), uct_c=2.0, max_simulations=50, random_state=rng)
+    wins = 0
+    for g in range(10):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes, probs = zip(*state.chance_outcomes())
+                state.apply_action(int(rng.choice(outcomes, p=probs)))
+            elif state.current_player() == g % 2:
+                p = state.current_player()
+                again = state.resample_from_infostate(p, pyspiel.UniformProbabilitySampler(0.0, 1.0))
+                assert again.information_state_string(p) == state.information_state_string(p)
+                state.apply_action(bot.step(state))
+            else:
+                state.apply_action(int(rng.choice(state.legal_actions())))
+        assert sorted(state.returns()) == [-1.0, 1.0]
+        wins += state.returns()[g % 2] > 0
+    print("ISMCTS won", wins, "of 10")

@@ -22,6 +22,10 @@ GAMES = [
     ("go", dict(size=5)),
     # An endgame, so that random games end soon.
     ("chess", dict(fen="4k3/8/8/8/8/8/4P3/R3K2R w KQ - 0 1")),
+    # GDL-II: chance's moves are drawn by the environment.
+    ("krieg-tictactoe", {}),
+    ("kuhn-poker", {}),
+    ("pig", {}),
 ]
 
 

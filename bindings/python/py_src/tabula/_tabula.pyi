@@ -36,6 +36,7 @@ class Game:
     hidden_information: bool
     has_sampling: bool
     simultaneous: bool
+    has_chance: bool
     has_actions: bool
     has_observations: bool
     def new_state(self, seed: int = 0) -> State: ...

@@ -8,7 +8,9 @@ The game type is stated from the rules: imperfect information when the
 rules hide pieces (``sample_state/3``) or choices (``hidden_move/1``); a
 chance node at the start when the start position depends on the seed
 (a deal), its outcomes listed: ``DEALS`` seeds, equally likely, each dealing
-with the rules' own shuffle (a sample of every possible deal); zero-sum
+with the rules' own shuffle (a sample of every possible deal); a chance
+node wherever the rules say chance moves (``chance/1``, GDL-II's
+``random``), its outcomes the legal actions, equally likely; zero-sum
 returns (1 to the winner,
 -1/(n-1) to the others, 0 on a draw). Integer actions come from the rules'
 ``action_space/2`` (a GDL game's ``input``).
@@ -67,7 +69,9 @@ def register(name: str, **options) -> str:
         long_name=f"tabula {base.title}",
         dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
         chance_mode=(
-            pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC if dealt else pyspiel.GameType.ChanceMode.DETERMINISTIC
+            pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC
+            if dealt or base.has_chance
+            else pyspiel.GameType.ChanceMode.DETERMINISTIC
         ),
         information=(
             pyspiel.GameType.Information.IMPERFECT_INFORMATION
@@ -114,7 +118,7 @@ class TabulaGame(pyspiel.Game):
         n = len(self.rules.players)
         info = pyspiel.GameInfo(
             num_distinct_actions=self.rules.num_actions(),
-            max_chance_outcomes=DEALS if dealt else 0,
+            max_chance_outcomes=max(DEALS if dealt else 0, self.rules.num_actions() if self.rules.has_chance else 0),
             num_players=n,
             min_utility=-1.0 if n == 2 else -1.0 / (n - 1),
             max_utility=1.0,
@@ -148,12 +152,17 @@ class TabulaState(pyspiel.State):
             return pyspiel.PlayerId.CHANCE
         if self._inner.is_over():
             return pyspiel.PlayerId.TERMINAL
+        if self._inner.is_chance_node():
+            return pyspiel.PlayerId.CHANCE
         return self._inner.current_player
 
     def _legal_actions(self, player):
         return self._inner.legal_actions()
 
     def chance_outcomes(self):
+        if self._inner is not None:
+            actions = self._inner.legal_actions()
+            return [(a, 1.0 / len(actions)) for a in actions]
         p = 1.0 / DEALS
         return [(i, p) for i in range(DEALS)]
 
@@ -164,7 +173,7 @@ class TabulaState(pyspiel.State):
             self._inner.apply_action(action)
 
     def _action_to_string(self, player, action):
-        if player == pyspiel.PlayerId.CHANCE:
+        if player == pyspiel.PlayerId.CHANCE and self._inner is None:
             return f"deal {action}"
         return self._rules.action_to_move(action)
 

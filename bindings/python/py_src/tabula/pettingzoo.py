@@ -9,6 +9,8 @@ each agent observes ``{"observation": ..., "action_mask": ...}`` with the
 rules' observation from its side and a mask of its legal integer actions;
 rewards at the end are 1 to the winner and -1/(n-1) to the others (0 on a
 draw). ``render_mode="ansi"`` renders the board as ``display/2`` draws it.
+Chance's moves (``chance/1``, GDL-II's ``random``) are no agent's: the
+environment draws them, seeded by ``reset``.
 ``parallel_env`` gives games whose choices are made at once (GDL games of
 simultaneous moves, ``hidden_move/1``) the parallel API.
 """
@@ -48,6 +50,7 @@ class TabulaEnv(AECEnv):
         }
         self._actions = {a: gymnasium.spaces.Discrete(n) for a in self.possible_agents}
         self._seed = 0
+        self._chance = np.random.default_rng(0)
         self.state = None
 
     def observation_space(self, agent):
@@ -64,6 +67,7 @@ class TabulaEnv(AECEnv):
         else:
             self._seed += 1
         self.state = self.game.new_state(seed=self._seed)
+        self._chance = np.random.default_rng(self._seed)
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -73,7 +77,11 @@ class TabulaEnv(AECEnv):
         self._settle()
 
     def _settle(self):
-        """Points at the agent to move, or ends the game for all."""
+        """Plays chance's moves, then points at the agent to move, or ends
+        the game for all."""
+        while not self.state.is_over() and self.state.is_chance_node():
+            actions = self.state.legal_actions()
+            self.state.apply_action(int(actions[self._chance.integers(len(actions))]))
         if self.state.is_over():
             returns = self.state.returns()
             for a, r in zip(self.possible_agents, returns):
