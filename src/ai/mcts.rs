@@ -1,6 +1,6 @@
 //! Monte Carlo tree search: UCT with uniformly random playouts (run by the
-//! game driver in the engine; one that runs past [`PLAYOUT_CAP`] plies is
-//! scored by `value/3`, graded by the lead) and a reward per seat, so it
+//! game driver in the engine; in a game with `value/3` one that runs past
+//! [`PLAYOUT_CAP`] plies is scored by it, graded by the lead) and a reward per seat, so it
 //! plays for whoever is to move with any number of players. In a game with hidden information each
 //! iteration descends a fresh sample of the position (`sample_state/3`)
 //! and only through the moves legal in that sample. With several threads
@@ -16,11 +16,12 @@ use std::path::Path;
 
 /// The exploration constant of UCB1 for rewards in [0, 1].
 const EXPLORE: f64 = 0.7;
-/// Plies a playout runs at most; a longer one is scored by `value/3`
-/// (early playout termination: short random playouts ending in the game's
-/// evaluation cost a fraction of long ones, e.g. 3.1 s instead of 15.7 s
-/// for 2000 playouts at the start of Breakthrough, and a random move far
-/// from the root says little anyway).
+/// Plies a playout runs at most in a game with `value/3`; a longer one is
+/// scored by it (early playout termination: short random playouts ending
+/// in the game's evaluation cost a fraction of long ones, e.g. 3.1 s
+/// instead of 15.7 s for 2000 playouts at the start of Breakthrough, and a
+/// random move far from the root says little anyway). Without `value/3` a
+/// cut playout would say nothing (a draw): playouts run to the end.
 const PLAYOUT_CAP: u64 = 8;
 
 struct Node {
@@ -66,6 +67,8 @@ struct Tree<'a> {
     players: &'a [String],
     nodes: Vec<Node>,
     hidden: bool,
+    /// Whether the game has `value/3` (to score a playout cut short).
+    valued: bool,
     rng: ChaCha8Rng,
     playouts: u64,
     /// The sum and count of the margins (`value/3` of a seat less the best
@@ -126,7 +129,8 @@ impl Tree<'_> {
                 self.nodes.push(Node::new(self.players.len()));
                 self.nodes[node].children.push((hashes[i], succ[i].0.clone(), child));
                 path.push(child);
-                let playout = self.game.random_playout(&succ[i].1, PLAYOUT_CAP, clock.left());
+                let cap = if self.valued { PLAYOUT_CAP } else { u64::MAX };
+                let playout = self.game.random_playout(&succ[i].1, cap, clock.left());
                 self.nodes[node].succ = Some(succ);
                 let Some((_, end)) = playout? else {
                     return Ok(false);
@@ -232,11 +236,13 @@ fn grow(
 ) -> Result<(RootStats, u64), GameError> {
     game.seed(seed);
     let hidden = game.hidden();
+    let valued = game.has("value", 3);
     let mut tree = Tree {
         game,
         players,
         nodes: vec![Node::new(players.len())],
         hidden,
+        valued,
         rng: ChaCha8Rng::seed_from_u64(seed),
         playouts: 0,
         margins: (0.0, 0.0),
