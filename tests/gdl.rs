@@ -405,3 +405,116 @@ fn play_hides_a_choice_until_the_round_ends() {
     }
     assert!(out.contains("game over"), "{out}");
 }
+
+fn our_game(name: &str) -> Game {
+    Game::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games").join(name)).unwrap().0
+}
+
+fn play_text(g: &mut Game, s: &State, text: &str) -> State {
+    let legal = g.legal_moves(s).unwrap();
+    legal.into_iter().find(|m| m.text == text).unwrap_or_else(|| panic!("{text} is not legal")).next
+}
+
+/// GDL-II's `random` is chance, not a seat: its moves are drawn, and a
+/// computer player never decides them; minimax takes their expectation.
+#[test]
+fn the_role_random_is_chance() {
+    let mut g = our_game("kuhn-poker.kif");
+    let o = g.options_term(&[]).unwrap();
+    let players = g.players(&o).unwrap();
+    assert_eq!(players, ["first", "second"]);
+    let s = start(&mut g);
+    assert!(g.chance(&s).unwrap() && g.to_move(&s).unwrap() == "random");
+    assert_eq!(moves(&mut g, &s).len(), 6);
+    assert_eq!(tabula::ai::seat_to_move(&mut g, &players, &s).unwrap(), None);
+    // Whatever the controller, chance's move is drawn among the six deals,
+    // and differently for different seeds.
+    let mut drawn = std::collections::BTreeSet::new();
+    for seed in 0..40 {
+        let c = tabula::ai::Controller::parse("minimax:2", None).unwrap();
+        let choice = tabula::ai::choose(&mut g, &players, &s, &c, seed, 1).unwrap();
+        assert!(choice.info.starts_with("chance"), "{}", choice.info);
+        drawn.insert(g.engine().term_text(&choice.mv.0));
+    }
+    assert_eq!(drawn.len(), 6, "{drawn:?}");
+    let dealt = play_text(&mut g, &s, "(deal 3 1)");
+    assert!(!g.chance(&dealt).unwrap());
+    assert_eq!(g.to_move(&dealt).unwrap(), "first");
+}
+
+/// A GDL-II player sees its own moves and its percepts, never the
+/// fluents or the other's moves; a sample of what it cannot see keeps
+/// what it saw and draws the rest: the other's card is either card but its
+/// own.
+#[test]
+fn a_gdl_ii_player_sees_only_its_percepts() {
+    let mut g = our_game("kuhn-poker.kif");
+    assert!(g.hidden());
+    let s = start(&mut g);
+    let dealt = play_text(&mut g, &s, "(deal 3 1)");
+    let bet = play_text(&mut g, &dealt, "bet");
+    let first = g.display(&bet, "first").unwrap();
+    let second = g.display(&bet, "second").unwrap();
+    assert!(first.contains("saw (card 3)") && !first.contains("(card 1)"), "{first}");
+    assert!(second.contains("saw (card 1)") && !second.contains("(card 3)"), "{second}");
+    assert!(second.contains("(did first bet)"), "{second}");
+    assert!(g.private_move(&dealt).unwrap() && g.private_move(&s).unwrap());
+    let spectator = g.display(&bet, "spectator").unwrap();
+    assert!(spectator.contains("holds: first 3, second 1"), "{spectator}");
+    g.seed(9);
+    let mut others = std::collections::BTreeSet::new();
+    for _ in 0..40 {
+        let sample = g.sample_state(&bet, "second").unwrap();
+        assert_eq!(g.display(&sample, "second").unwrap(), second, "the sample shows second something else");
+        assert_eq!(g.to_move(&sample).unwrap(), "second");
+        let shown = g.display(&sample, "spectator").unwrap();
+        assert!(shown.contains("second 1"), "{shown}");
+        others.insert(shown.contains("first 2"));
+    }
+    assert_eq!(others.len(), 2, "second's samples never drew both of first's possible cards");
+}
+
+/// In Krieg tic-tac-toe a try on a square the other holds is told to the
+/// player who made it; the other player learns nothing, and its samples
+/// put the first player's mark anywhere it could be.
+#[test]
+fn krieg_tictactoe_keeps_each_players_marks_hidden() {
+    let mut g = our_game("krieg-tictactoe.kif");
+    let s = start(&mut g);
+    let x = play_text(&mut g, &s, "(mark 2 2)");
+    let o = play_text(&mut g, &x, "(mark 2 2)");
+    let seen_by_o = g.display(&o, "oplayer").unwrap();
+    assert!(seen_by_o.contains("saw (taken 2 2)"), "{seen_by_o}");
+    let seen_by_x = g.display(&o, "xplayer").unwrap();
+    assert!(!seen_by_x.contains("(mark 2 2), and saw (taken") && !seen_by_x.contains("oplayer"), "{seen_by_x}");
+    // o knows where x is; x does not know where o tried.
+    g.seed(4);
+    let mut o_tries = std::collections::BTreeSet::new();
+    for _ in 0..60 {
+        // o found x's only mark: its samples are the position itself.
+        assert_eq!(g.sample_state(&o, "oplayer").unwrap(), o);
+        let sample = g.sample_state(&o, "xplayer").unwrap();
+        o_tries.insert(g.display(&sample, "spectator").unwrap());
+    }
+    assert!(o_tries.len() >= 5, "x's samples of o's try: {o_tries:?}");
+}
+
+/// `tabula play` draws chance's moves itself and tells a person only what
+/// the rules let it see: the other's moves are never shown.
+#[test]
+fn play_draws_chance_and_keeps_private_moves_private() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .args(["play", "kuhn-poker", "--seat", "first=human", "--seat", "second=random", "--seed", "2"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"bet\ncall\n").unwrap();
+    let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    assert!(out.starts_with("random (chance) has moved"), "{out}");
+    assert!(out.contains("second (random) has chosen") && !out.contains("second (random) plays"), "{out}");
+    assert!(!out.contains("(deal "), "the deal was shown: {out}");
+    assert!(out.contains("game over"), "{out}");
+}

@@ -443,3 +443,31 @@ fn runaway_queries_get_limit_errors_within_the_memory_cap_and_the_session_plays_
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// A session draws chance's moves itself (the deal of Kuhn poker), and
+/// shows each seat only its own moves: the others' are "has chosen", in
+/// the history and in the view.
+#[test]
+fn the_server_draws_chance_and_keeps_private_moves_private() {
+    let server = start(config());
+    let mut c = Client::connect(server.addr);
+    let new = c.send(json!({"op": "new", "id": 1, "game": "kuhn-poker", "seed": 4}));
+    let session = new["session"].clone();
+    let tokens = new["tokens"].clone();
+    let status = c.send(json!({"op": "status", "session": session}));
+    assert_eq!(status["to_move"], "first", "{status}");
+    let played = c.send(json!({"op": "play", "session": session, "move": "bet", "token": tokens["first"]}));
+    assert_eq!(played["move"], "bet", "{played}");
+    let second =
+        c.send(json!({"op": "view", "session": session, "viewer": "second", "token": tokens["second"]}));
+    assert_eq!(second["history"], json!(["(random has chosen)", "(first has chosen)"]), "{second}");
+    let text = second["board"].to_string();
+    assert!(text.contains("(did first bet)") && text.contains("saw (card"), "{text}");
+    let first = c.send(json!({"op": "view", "session": session, "viewer": "first", "token": tokens["first"]}));
+    assert_eq!(first["history"], json!(["(random has chosen)", "bet"]), "{first}");
+    // Neither seat's view names the other's card.
+    let card = |v: &Value| v["board"].to_string().split("saw (card ").nth(1).map(|r| r[..1].to_string());
+    let (a, b) = (card(&first).unwrap(), card(&second).unwrap());
+    assert_ne!(a, b);
+    assert!(!first["board"].to_string().contains(&format!("(card {b})")), "{first}");
+}
