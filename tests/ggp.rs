@@ -97,6 +97,97 @@ fn run_match(kif: &str, id: &str, players: &[&Player], play_clock: f64) -> usize
     rounds
 }
 
+/// Runs a whole GDL-II match: each player is told only its own last move
+/// and its percepts (`(PLAY id turn lastmove percepts)`); chance's moves
+/// (the role `random`) are drawn here. Returns the number of rounds.
+fn run_match_ii(kif: &str, id: &str, players: &[&Player], play_clock: f64, seed: u64) -> usize {
+    let mut g = load(kif);
+    let o = g.options_term(&[]).unwrap();
+    let roles = g.players(&o).unwrap();
+    let mut s = g.initial_state(&o, 0).unwrap();
+    for (p, role) in players.iter().zip(&roles) {
+        assert_eq!(post(p, &format!("(START {id} {role} ({kif}) 10 {play_clock})")), (200, "ready".to_string()));
+    }
+    let mut rng = seed;
+    let mut rounds = 0;
+    // What each player is told of the last round.
+    let told = |g: &mut Game, s: &State, role: &str| -> String {
+        if rounds_so_far(g, s) == 0 {
+            return "NIL NIL".into();
+        }
+        let r = g.engine().parse_term(role).unwrap();
+        let sols = g.engine().call("gdl_told", &[Arg::In(&s.0), Arg::In(&r), Arg::Out, Arg::Out], 1).unwrap();
+        let action = g.engine().value(&sols[0][0]).as_text().unwrap().to_string();
+        let percepts = match g.engine().value(&sols[0][1]) {
+            tabula::engine::Value::List(items) => items.iter().map(|v| v.as_text().unwrap().to_string()).collect(),
+            _ => Vec::new(),
+        };
+        format!("{action} ({})", percepts.join(" "))
+    };
+    while g.outcome(&s).unwrap().is_none() {
+        let mut joint = Vec::new();
+        for (p, role) in players.iter().zip(&roles) {
+            let t = Instant::now();
+            let (status, mv) = post(p, &format!("(PLAY {id} {rounds} {})", told(&mut g, &s, role)));
+            let took = t.elapsed().as_secs_f64();
+            assert_eq!(status, 200);
+            assert!(took < play_clock, "{role} took {took:.2} s of a {play_clock} s play clock");
+            let legal = actions(&mut g, &s, role);
+            assert!(legal.contains(&mv), "{role} answered {mv}, not one of {legal:?}");
+            joint.push((role.clone(), mv));
+        }
+        // The round: chance's move drawn, each player's as it answered.
+        loop {
+            let legal = g.legal_moves(&s).unwrap();
+            let k = if g.chance(&s).unwrap() {
+                rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((rng >> 33) as usize) % legal.len()
+            } else {
+                let mover = g.to_move(&s).unwrap();
+                let mv = &joint.iter().find(|(r, _)| *r == mover).unwrap().1;
+                legal.iter().position(|l| l.text == *mv).unwrap()
+            };
+            let hidden = g.hidden_move(&s).unwrap();
+            s = legal[k].next.clone();
+            if !hidden {
+                break;
+            }
+        }
+        rounds += 1;
+        assert!(rounds < 200, "the match does not end");
+    }
+    for p in players.iter().zip(&roles) {
+        let message = format!("(STOP {id} {rounds} {})", told(&mut g, &s, p.1));
+        assert_eq!(post(p.0, &message), (200, "done".to_string()));
+    }
+    rounds
+}
+
+/// Rounds played to reach `s` (a GDL-II state records them).
+fn rounds_so_far(g: &mut Game, s: &State) -> usize {
+    match g.engine().value(&s.0) {
+        tabula::engine::Value::Compound(_, parts) => match &parts[2] {
+            tabula::engine::Value::List(items) => items.len(),
+            _ => 0,
+        },
+        other => panic!("{other:?}"),
+    }
+}
+
+/// GDL-II over GGP: the players are told only their own moves and their
+/// percepts, and play legal moves to the end of Kuhn poker (chance deals)
+/// and Krieg tic-tac-toe.
+#[test]
+fn two_players_play_gdl_ii_games_from_their_percepts() {
+    let (a, b) = (player("mcts:100", 1), player("mcts:100", 2));
+    for seed in 0..4 {
+        let rounds = run_match_ii(&game_text("kuhn-poker.kif"), &format!("kuhn{seed}"), &[&a, &b], 3.0, seed);
+        assert!((3..=4).contains(&rounds), "{rounds}");
+    }
+    let rounds = run_match_ii(&game_text("krieg-tictactoe.kif"), "krieg", &[&a, &b], 3.0, 0);
+    assert!(rounds >= 5, "{rounds}");
+}
+
 fn game_text(name: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("games").join(name)).unwrap()
 }

@@ -458,8 +458,7 @@ fn the_server_draws_chance_and_keeps_private_moves_private() {
     assert_eq!(status["to_move"], "first", "{status}");
     let played = c.send(json!({"op": "play", "session": session, "move": "bet", "token": tokens["first"]}));
     assert_eq!(played["move"], "bet", "{played}");
-    let second =
-        c.send(json!({"op": "view", "session": session, "viewer": "second", "token": tokens["second"]}));
+    let second = c.send(json!({"op": "view", "session": session, "viewer": "second", "token": tokens["second"]}));
     assert_eq!(second["history"], json!(["(random has chosen)", "(first has chosen)"]), "{second}");
     let text = second["board"].to_string();
     assert!(text.contains("(did first bet)") && text.contains("saw (card"), "{text}");

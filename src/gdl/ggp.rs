@@ -1,6 +1,9 @@
 //! A General Game Playing player: the GGP protocol's messages (`INFO`,
 //! `PREVIEW`, `START`, `PLAY`, `STOP`, `ABORT`, S-expressions) answered for
-//! one match at a time. The rules a `START` brings are translated like a
+//! one match at a time, in GDL's form (`(PLAY id moves)`, the joint move)
+//! or GDL-II's (`(PLAY id turn lastmove percepts)`: only the player's own
+//! move and what it saw; the player then plays from a state consistent
+//! with everything it was told). The rules a `START` brings are translated like a
 //! `.kif` file; the moves are chosen by one of tabula's computer players
 //! within the play clock. Symbol names are never relied on (servers
 //! scramble them): the roles, moves and fluents are whatever the rules say.
@@ -39,6 +42,9 @@ struct Match {
     players: Vec<String>,
     state: State,
     play_clock: f64,
+    /// GDL-II: the rounds so far as the player knows them, its action and
+    /// its percepts (KIF text, the percepts sorted).
+    told: Vec<(String, Vec<String>)>,
 }
 
 /// A GGP player: at most one match at a time.
@@ -113,6 +119,27 @@ impl Player {
                     }
                 }
             }
+            ("play", [id, turn, last, percepts]) => {
+                let Some(id) = sym(id) else { return malformed("PLAY needs a match id") };
+                if self.current.as_ref().is_none_or(|m| m.id != id) {
+                    return answer("busy");
+                }
+                let Some(turn) = number(turn).filter(|t| t.fract() == 0.0) else {
+                    return malformed("GDL-II's PLAY has a turn number");
+                };
+                let told = match percepts {
+                    Sexp::List(items, _) => items.iter().map(text).collect(),
+                    _ if sym(percepts).as_deref() == Some("nil") => Vec::new(),
+                    _ => return malformed("GDL-II's percepts are NIL or a list"),
+                };
+                match self.play_told(turn as usize, last, told, received) {
+                    Ok(text) => answer(text),
+                    Err(e) => {
+                        self.log.push(format!("play {id}: {e}"));
+                        answer("nil")
+                    }
+                }
+            }
             ("stop" | "abort", [id, ..]) => {
                 let Some(id) = sym(id) else { return malformed("needs a match id") };
                 if self.current.as_ref().is_none_or(|m| m.id != id) {
@@ -144,7 +171,7 @@ impl Player {
             return Err(format!("no role {role} in the rules (roles: {})", players.join(" ")));
         }
         let state = game.initial_state(&options, self.seed).map_err(|e| e.to_string())?;
-        Ok(Match { id: id.to_string(), role: role.to_string(), game, players, state, play_clock })
+        Ok(Match { id: id.to_string(), role: role.to_string(), game, players, state, play_clock, told: Vec::new() })
     }
 
     /// Applies the joint move the message brings, then chooses ours.
@@ -165,7 +192,48 @@ impl Player {
     }
 }
 
+impl Player {
+    /// GDL-II: records the round the message tells of (none at turn 0),
+    /// finds a state consistent with every round told, and chooses from it.
+    fn play_told(&mut self, turn: usize, last: &Sexp, told: Vec<String>, received: Instant) -> Result<String, String> {
+        let seed = self.seed;
+        self.seed = self.seed.wrapping_add(1);
+        let controller = self.controller.clone();
+        let m = self.current.as_mut().expect("a match");
+        if turn > 0 && sym(last).as_deref() != Some("nil") {
+            let mut told = told;
+            told.sort();
+            told.dedup();
+            m.told.truncate(turn - 1);
+            m.told.push((text(last), told));
+        }
+        m.believe()?;
+        let budget = (m.play_clock - MARGIN - received.elapsed().as_secs_f64()).max(0.05);
+        m.choose(&controller, budget, seed)
+    }
+}
+
 impl Match {
+    /// A state consistent with the rounds told (`gdl_ii_believed/3`).
+    fn believe(&mut self) -> Result<(), String> {
+        let quote = |t: &str| crate::engine::write::format_atom(t, true);
+        let rounds: Vec<String> = self
+            .told
+            .iter()
+            .map(|(a, ps)| format!("r({}, [{}])", quote(a), ps.iter().map(|p| quote(p)).collect::<Vec<_>>().join(", ")))
+            .collect();
+        let e = self.game.engine();
+        let record = e.parse_term(&format!("[{}]", rounds.join(", "))).map_err(|e| e.to_string())?;
+        let role = e.parse_term(&quote(&self.role)).map_err(|e| e.to_string())?;
+        let r =
+            e.call("gdl_ii_believed", &[Arg::In(&record), Arg::In(&role), Arg::Out], 1).map_err(|e| e.to_string())?;
+        let Some(mut sol) = r.into_iter().next() else {
+            return Err(format!("no play of the game shows {} what it was told", self.role));
+        };
+        self.state = State(sol.pop().expect("one output"));
+        Ok(())
+    }
+
     /// Plays one round: each role that chooses in it, in turn, the action
     /// the joint move gives it.
     fn apply(&mut self, joint: &[String]) -> Result<(), String> {

@@ -620,3 +620,36 @@ gdl_redraw([does(R, A)|Pending], Viewer, Fs, [does(R, A1)|Pending1]) :-
         random_member(A1, As)
     ),
     gdl_redraw(Pending, Viewer, Fs, Pending1).
+
+% gdl_ii_believed(+Record, +Viewer, -State): a state of the game Viewer
+% cannot tell from the real one, found from what a GDL-II game master told
+% it: Record holds its rounds, oldest first, as r(Action, Percepts), the
+% action it made and the percepts it got, written as KIF text. The other
+% roles' moves are drawn at random and searched depth first.
+gdl_ii_believed(Record, Viewer, gdl(Fs, [], Rounds)) :-
+    initial_state([], gdl(Fs0, [], [])),
+    gdl_roles(Roles),
+    gdl_believe(Record, Roles, Viewer, Fs0, [], Fs, Rounds),
+    !.
+
+gdl_believe([], _, _, Fs, Rounds, Fs, Rounds).
+gdl_believe([r(Text, Told)|Record], Roles, Viewer, Fs, Acc, FsN, RoundsN) :-
+    \+ gdl_terminal(Fs),
+    gdl_actions(Viewer, Fs, Mine),
+    member(A, Mine),
+    gdl_kif(A, Text),
+    gdl_draw_joint(Roles, [does(Viewer, A)], Viewer, Fs, Joint),
+    gdl_percepts(Fs, Joint, Seen),
+    findall(T, ( member(seen(Viewer, P), Seen), gdl_kif(P, T) ), Ts),
+    sort(Ts, Sorted),
+    sort(Told, Sorted),
+    gdl_next_fluents(Fs, Joint, Fs1),
+    gdl_believe(Record, Roles, Viewer, Fs1, [r(Joint, Seen)|Acc], FsN, RoundsN).
+
+% gdl_told(+State, +Role, -Action, -Percepts): what a GDL-II game master
+% tells Role after the round that led to State: its action in it and its
+% percepts, as KIF text.
+gdl_told(gdl(_, _, [r(Joint, Seen)|_]), Role, Action, Percepts) :-
+    memberchk(does(Role, A), Joint),
+    gdl_kif(A, Action),
+    findall(T, ( member(seen(Role, P), Seen), gdl_kif(P, T) ), Percepts).
