@@ -518,3 +518,38 @@ fn play_draws_chance_and_keeps_private_moves_private() {
     assert!(!out.contains("(deal "), "the deal was shown: {out}");
     assert!(out.contains("game over"), "{out}");
 }
+
+/// Where what a player saw leaves too many plays to search, sampling
+/// stops with an error that says so, never a hang: here b learns only
+/// after four secret picks of a out of 30 whether all four were 29.
+#[test]
+fn a_sample_that_cannot_be_found_is_an_error_not_a_hang() {
+    let picks: String = (0..30).map(|n| format!("(num {n}) ")).collect();
+    let mut g = game(
+        "needle",
+        &format!(
+            "(role a) (role b) {picks}
+             (init (round 0))
+             (succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4)
+             (<= (legal a (pick ?n)) (num ?n) (true (round ?r)) (distinct ?r 4))
+             (<= (legal b noop) (true (round ?r)))
+             (<= (legal a noop) (true (round 4)))
+             (<= (next (round ?s)) (true (round ?r)) (succ ?r ?s))
+             (<= (next all29) (true (round 0)) (does a (pick 29)))
+             (<= (next all29) (true all29) (does a (pick 29)))
+             (<= (sees b yes) (true (round 3)) (true all29) (does a (pick 29)))
+             (<= terminal (true (round 4)))
+             (<= (goal ?r 50) (role ?r))"
+        ),
+    );
+    let mut s = start(&mut g);
+    for _ in 0..4 {
+        s = play_text(&mut g, &s, "(pick 29)");
+    }
+    assert!(g.display(&s, "b").unwrap().contains("saw yes"));
+    g.seed(1);
+    let err = g.sample_state(&s, "b").unwrap_err().to_string();
+    assert!(err.contains("100000 joint moves tried"), "{err}");
+    // a saw nothing it did not do: its sample is found at once.
+    assert!(g.sample_state(&s, "a").is_ok());
+}

@@ -570,6 +570,7 @@ gdl_ii_sample_state(gdl(Fs, Pending, Rounds), Viewer, gdl(Fs1, Pending1, Rounds1
     reverse(Rounds, Played),
     initial_state([], gdl(Fs0, [], [])),
     gdl_roles(Roles),
+    nb_setval(gdl_tries, 0),
     gdl_replay(Played, Roles, Viewer, Fs0, [], Fs1, Rounds1),
     % Whether the game is over, and who is to choose, Viewer knows too.
     (   gdl_terminal(Fs)
@@ -590,10 +591,24 @@ gdl_replay([r(Joint, Seen)|Played], Roles, Viewer, Fs, Acc, FsN, RoundsN) :-
     \+ gdl_terminal(Fs),
     findall(P, member(seen(Viewer, P), Seen), Saw),
     gdl_draw_joint(Roles, Joint, Viewer, Fs, Joint1),
+    gdl_count_try,
     gdl_percepts(Fs, Joint1, Seen1),
     findall(P, member(seen(Viewer, P), Seen1), Saw),
     gdl_next_fluents(Fs, Joint1, Fs1),
     gdl_replay(Played, Roles, Viewer, Fs1, [r(Joint1, Seen1)|Acc], FsN, RoundsN).
+
+% gdl_count_try: one more joint move tried by the search for a play of
+% the game consistent with what a player saw; the search is bounded (an
+% error, never a hang, where what the player saw leaves too many plays).
+gdl_count_try :-
+    nb_getval(gdl_tries, N),
+    N1 is N + 1,
+    nb_setval(gdl_tries, N1),
+    (   N1 > 100000
+    ->  throw(error(resource_error(gdl_sample_tries),
+                    context(sample_state/3, 'no play of the game showing the player what it saw was found in 100000 joint moves tried')))
+    ;   true
+    ).
 
 % gdl_draw_joint(+Roles, +Joint, +Viewer, +Fluents, -Joint1): Viewer's
 % action as in Joint (legal in Fluents), the others' each of their legal
@@ -629,6 +644,7 @@ gdl_redraw([does(R, A)|Pending], Viewer, Fs, [does(R, A1)|Pending1]) :-
 gdl_ii_believed(Record, Viewer, gdl(Fs, [], Rounds)) :-
     initial_state([], gdl(Fs0, [], [])),
     gdl_roles(Roles),
+    nb_setval(gdl_tries, 0),
     gdl_believe(Record, Roles, Viewer, Fs0, [], Fs, Rounds),
     !.
 
@@ -639,6 +655,7 @@ gdl_believe([r(Text, Told)|Record], Roles, Viewer, Fs, Acc, FsN, RoundsN) :-
     member(A, Mine),
     gdl_kif(A, Text),
     gdl_draw_joint(Roles, [does(Viewer, A)], Viewer, Fs, Joint),
+    gdl_count_try,
     gdl_percepts(Fs, Joint, Seen),
     findall(T, ( member(seen(Viewer, P), Seen), gdl_kif(P, T) ), Ts),
     sort(Ts, Sorted),
