@@ -381,20 +381,28 @@ fn kif_games_work_in_every_command() {
     assert!(out.contains("stones: a 3, b 4, c 5"), "{out}");
 }
 
-/// `tabula play` keeps a computer's simultaneous choice from the person
-/// choosing after it, and tells it once the round is over.
-#[test]
-fn play_hides_a_choice_until_the_round_ends() {
+/// What `tabula ARGS` prints with `typed` as its input.
+fn play_typed(args: &[&str], typed: &str) -> String {
     use std::io::Write;
     let mut child = Command::new(env!("CARGO_BIN_EXE_tabula"))
-        .args(["play", "rock-paper-scissors", "--seat", "left=random", "--seat", "right=human", "--seed", "3"])
+        .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(b"rock\nrock\nrock\n").unwrap();
-    let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    child.stdin.take().unwrap().write_all(typed.as_bytes()).unwrap();
+    String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+}
+
+/// `tabula play` keeps a computer's simultaneous choice from the person
+/// choosing after it, and tells it once the round is over.
+#[test]
+fn play_hides_a_choice_until_the_round_ends() {
+    let out = play_typed(
+        &["play", "rock-paper-scissors", "--seat", "left=random", "--seat", "right=human", "--seed", "3"],
+        "rock\nrock\nrock\n",
+    );
     assert_eq!(out.matches("left (random) has chosen").count(), 3, "{out}");
     assert_eq!(out.matches("left had chosen").count(), 3, "{out}");
     assert!(!out.contains("left (random) plays"), "{out}");
@@ -503,16 +511,10 @@ fn krieg_tictactoe_keeps_each_players_marks_hidden() {
 /// the rules let it see: the other's moves are never shown.
 #[test]
 fn play_draws_chance_and_keeps_private_moves_private() {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tabula"))
-        .args(["play", "kuhn-poker", "--seat", "first=human", "--seat", "second=random", "--seed", "2"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"bet\ncall\n").unwrap();
-    let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    let out = play_typed(
+        &["play", "kuhn-poker", "--seat", "first=human", "--seat", "second=random", "--seed", "2"],
+        "bet\ncall\n",
+    );
     assert!(out.starts_with("random (chance) has moved"), "{out}");
     assert!(out.contains("second (random) has chosen") && !out.contains("second (random) plays"), "{out}");
     assert!(!out.contains("(deal "), "the deal was shown: {out}");

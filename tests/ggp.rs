@@ -53,54 +53,24 @@ fn actions(g: &mut Game, s: &State, role: &str) -> Vec<String> {
     }
 }
 
-/// Runs a whole match between two players; returns the number of rounds.
-fn run_match(kif: &str, id: &str, players: &[&Player], play_clock: f64) -> usize {
-    let mut g = load(kif);
-    let o = g.options_term(&[]).unwrap();
-    let roles = g.players(&o).unwrap();
-    let mut s = g.initial_state(&o, 0).unwrap();
-    for (p, role) in players.iter().zip(&roles) {
-        assert_eq!(post(p, &format!("(START {id} {role} ({kif}) 10 {play_clock})")), (200, "ready".to_string()));
-    }
-    let mut last = "NIL".to_string();
-    let mut rounds = 0;
-    while g.outcome(&s).unwrap().is_none() {
-        let mut joint = Vec::new();
-        for (p, role) in players.iter().zip(&roles) {
-            let t = Instant::now();
-            let (status, mv) = post(p, &format!("(PLAY {id} {last})"));
-            let took = t.elapsed().as_secs_f64();
-            assert_eq!(status, 200);
-            assert!(took < play_clock, "{role} took {took:.2} s of a {play_clock} s play clock");
-            let legal = actions(&mut g, &s, role);
-            assert!(legal.contains(&mv), "{role} answered {mv}, not one of {legal:?}");
-            joint.push(mv);
-        }
-        // Apply the round: each role that chooses plays its action.
-        loop {
-            let mover = g.to_move(&s).unwrap();
-            let i = roles.iter().position(|r| *r == mover).unwrap();
-            let next = g.legal_moves(&s).unwrap().into_iter().find(|l| l.text == joint[i]).unwrap().next;
-            let hidden = g.hidden_move(&s).unwrap();
-            s = next;
-            if !hidden {
-                break;
-            }
-        }
-        last = format!("({})", joint.join(" "));
-        rounds += 1;
-        assert!(rounds < 200, "the match does not end");
-    }
-    for p in players {
-        assert_eq!(post(p, &format!("(STOP {id} {last})")), (200, "done".to_string()));
-    }
-    rounds
+/// What the game manager tells the players after each round.
+#[derive(Clone, Copy, PartialEq)]
+enum Protocol {
+    /// GDL: `(PLAY id moves)`, the joint move.
+    Gdl,
+    /// GDL-II: `(PLAY id turn lastmove percepts)`, each player's own move
+    /// and its percepts only.
+    GdlII,
 }
 
-/// Runs a whole GDL-II match: each player is told only its own last move
-/// and its percepts (`(PLAY id turn lastmove percepts)`); chance's moves
-/// (the role `random`) are drawn here. Returns the number of rounds.
-fn run_match_ii(kif: &str, id: &str, players: &[&Player], play_clock: f64, seed: u64) -> usize {
+/// Runs a whole match between two players; returns the number of rounds.
+fn run_match(kif: &str, id: &str, players: &[&Player], play_clock: f64) -> usize {
+    run_match_as(Protocol::Gdl, kif, id, players, play_clock, 0)
+}
+
+/// Runs a whole match; chance's moves (GDL-II's role `random`) are drawn
+/// here, from `seed`. Returns the number of rounds.
+fn run_match_as(protocol: Protocol, kif: &str, id: &str, players: &[&Player], play_clock: f64, seed: u64) -> usize {
     let mut g = load(kif);
     let o = g.options_term(&[]).unwrap();
     let roles = g.players(&o).unwrap();
@@ -110,33 +80,28 @@ fn run_match_ii(kif: &str, id: &str, players: &[&Player], play_clock: f64, seed:
     }
     let mut rng = seed;
     let mut rounds = 0;
-    // What each player is told of the last round.
-    let told = |g: &mut Game, s: &State, role: &str| -> String {
-        if rounds_so_far(g, s) == 0 {
-            return "NIL NIL".into();
-        }
-        let r = g.engine().parse_term(role).unwrap();
-        let sols = g.engine().call("gdl_told", &[Arg::In(&s.0), Arg::In(&r), Arg::Out, Arg::Out], 1).unwrap();
-        let action = g.engine().value(&sols[0][0]).as_text().unwrap().to_string();
-        let percepts = match g.engine().value(&sols[0][1]) {
-            tabula::engine::Value::List(items) => items.iter().map(|v| v.as_text().unwrap().to_string()).collect(),
-            _ => Vec::new(),
-        };
-        format!("{action} ({})", percepts.join(" "))
+    // What the message after `rounds` rounds tells `role`.
+    let news = |g: &mut Game, s: &State, role: &str, rounds: usize, joint: &[String]| match protocol {
+        Protocol::Gdl if rounds == 0 => "NIL".to_string(),
+        Protocol::Gdl => format!("({})", joint.join(" ")),
+        Protocol::GdlII if rounds == 0 => "0 NIL NIL".to_string(),
+        Protocol::GdlII => format!("{rounds} {}", told(g, s, role)),
     };
+    let mut joint: Vec<String> = Vec::new();
     while g.outcome(&s).unwrap().is_none() {
-        let mut joint = Vec::new();
+        let mut answers = Vec::new();
         for (p, role) in players.iter().zip(&roles) {
             let t = Instant::now();
-            let (status, mv) = post(p, &format!("(PLAY {id} {rounds} {})", told(&mut g, &s, role)));
+            let (status, mv) = post(p, &format!("(PLAY {id} {})", news(&mut g, &s, role, rounds, &joint)));
             let took = t.elapsed().as_secs_f64();
             assert_eq!(status, 200);
             assert!(took < play_clock, "{role} took {took:.2} s of a {play_clock} s play clock");
             let legal = actions(&mut g, &s, role);
             assert!(legal.contains(&mv), "{role} answered {mv}, not one of {legal:?}");
-            joint.push((role.clone(), mv));
+            answers.push(mv);
         }
-        // The round: chance's move drawn, each player's as it answered.
+        // Apply the round: each role that chooses plays its action,
+        // chance a move drawn here.
         loop {
             let legal = g.legal_moves(&s).unwrap();
             let k = if g.chance(&s).unwrap() {
@@ -144,8 +109,8 @@ fn run_match_ii(kif: &str, id: &str, players: &[&Player], play_clock: f64, seed:
                 ((rng >> 33) as usize) % legal.len()
             } else {
                 let mover = g.to_move(&s).unwrap();
-                let mv = &joint.iter().find(|(r, _)| *r == mover).unwrap().1;
-                legal.iter().position(|l| l.text == *mv).unwrap()
+                let i = roles.iter().position(|r| *r == mover).unwrap();
+                legal.iter().position(|l| l.text == answers[i]).unwrap()
             };
             let hidden = g.hidden_move(&s).unwrap();
             s = legal[k].next.clone();
@@ -153,25 +118,28 @@ fn run_match_ii(kif: &str, id: &str, players: &[&Player], play_clock: f64, seed:
                 break;
             }
         }
+        joint = answers;
         rounds += 1;
         assert!(rounds < 200, "the match does not end");
     }
-    for p in players.iter().zip(&roles) {
-        let message = format!("(STOP {id} {rounds} {})", told(&mut g, &s, p.1));
-        assert_eq!(post(p.0, &message), (200, "done".to_string()));
+    for (p, role) in players.iter().zip(&roles) {
+        let message = format!("(STOP {id} {})", news(&mut g, &s, role, rounds, &joint));
+        assert_eq!(post(p, &message), (200, "done".to_string()));
     }
     rounds
 }
 
-/// Rounds played to reach `s` (a GDL-II state records them).
-fn rounds_so_far(g: &mut Game, s: &State) -> usize {
-    match g.engine().value(&s.0) {
-        tabula::engine::Value::Compound(_, parts) => match &parts[2] {
-            tabula::engine::Value::List(items) => items.len(),
-            _ => 0,
-        },
-        other => panic!("{other:?}"),
-    }
+/// What a GDL-II game manager tells `role` after the round that led to
+/// `s`: its action and its percepts (`gdl_told/4`).
+fn told(g: &mut Game, s: &State, role: &str) -> String {
+    let r = g.engine().parse_term(role).unwrap();
+    let sols = g.engine().call("gdl_told", &[Arg::In(&s.0), Arg::In(&r), Arg::Out, Arg::Out], 1).unwrap();
+    let action = g.engine().value(&sols[0][0]).as_text().unwrap().to_string();
+    let percepts: Vec<String> = match g.engine().value(&sols[0][1]) {
+        tabula::engine::Value::List(items) => items.iter().map(|v| v.as_text().unwrap().to_string()).collect(),
+        _ => Vec::new(),
+    };
+    format!("{action} ({})", percepts.join(" "))
 }
 
 /// GDL-II over GGP: the players are told only their own moves and their
@@ -181,10 +149,11 @@ fn rounds_so_far(g: &mut Game, s: &State) -> usize {
 fn two_players_play_gdl_ii_games_from_their_percepts() {
     let (a, b) = (player("mcts:100", 1), player("mcts:100", 2));
     for seed in 0..4 {
-        let rounds = run_match_ii(&game_text("kuhn-poker.kif"), &format!("kuhn{seed}"), &[&a, &b], 3.0, seed);
+        let kuhn = game_text("kuhn-poker.kif");
+        let rounds = run_match_as(Protocol::GdlII, &kuhn, &format!("kuhn{seed}"), &[&a, &b], 3.0, seed);
         assert!((3..=4).contains(&rounds), "{rounds}");
     }
-    let rounds = run_match_ii(&game_text("krieg-tictactoe.kif"), "krieg", &[&a, &b], 3.0, 0);
+    let rounds = run_match_as(Protocol::GdlII, &game_text("krieg-tictactoe.kif"), "krieg", &[&a, &b], 3.0, 0);
     assert!(rounds >= 5, "{rounds}");
 }
 
