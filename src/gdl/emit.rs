@@ -553,7 +553,10 @@ pub fn program(name: &str, description: Option<&str>, clauses: &[FlatClause], a:
         .filter(|(r, _)| r == "role")
         .flat_map(|(_, ts)| ts.iter().map(|t| g_text(&t[0], &facts.symbols)))
         .collect();
-    let _ = writeln!(out, "gdl_roles([{}]).\n", roles.join(", "));
+    let _ = writeln!(out, "gdl_roles([{}]).", roles.join(", "));
+    // The seats: every role but GDL-II's `random` (chance).
+    let players: Vec<&str> = roles.iter().map(String::as_str).filter(|r| *r != "random").collect();
+    let _ = writeln!(out, "gdl_players([{}]).\n", players.join(", "));
     let empty: Vec<&str> = facts.relations.iter().filter(|(_, ts)| ts.is_empty()).map(|(r, _)| r.as_str()).collect();
     for r in &empty {
         let _ = writeln!(out, ":- dynamic({}/{}).", atom_text(&pred_name(r)), a.arity[*r]);

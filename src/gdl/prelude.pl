@@ -17,19 +17,6 @@
 
 players(_, Players) :- gdl_players(Players).
 
-% gdl_players(-Players): the roles but `random`.
-gdl_players(Players) :-
-    gdl_roles(Roles),
-    gdl_exclude_random(Roles, Players).
-
-gdl_exclude_random([], []).
-gdl_exclude_random([R|Rs], Ps) :-
-    (   R == random
-    ->  Ps = Ps1
-    ;   Ps = [R|Ps1]
-    ),
-    gdl_exclude_random(Rs, Ps1).
-
 initial_state(_, gdl(Fluents, [], [])) :-
     findall(F, gdl_init(F), Fs),
     sort(Fs, Fluents).
