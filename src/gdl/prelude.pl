@@ -240,12 +240,9 @@ gdl_role_actions(gdl(Fs, _, _), Role, Texts) :-
 % second the row, highest row on top).
 % ---------------------------------------------------------------------------
 
-display(gdl(_, Pending, Rounds), Viewer) :-
-    gdl_ii(true),
-    gdl_players(Players),
-    memberchk(Viewer, Players),
+display(gdl(Fs, Pending, Rounds), Viewer) :-
+    gdl_ii_private(Fs, Pending, Rounds, Viewer, Texts),
     !,
-    gdl_seen_texts(Rounds, Pending, Viewer, Texts),
     forall(member(T, Texts), (write(T), nl)).
 display(gdl(Fs, Pending, _), Viewer) :-
     gdl_groups(Fs, Groups),
@@ -370,14 +367,11 @@ gdl_probe(S, Max) :-
 % clicked on the squares its integer pairs name, e.g. (move 1 2 1 3).
 % ---------------------------------------------------------------------------
 
-view(gdl(_, Pending, Rounds), Viewer, Items) :-
-    gdl_ii(true),
-    gdl_players(Players),
-    memberchk(Viewer, Players),
+view(gdl(Fs, Pending, Rounds), Viewer, Items) :-
+    gdl_ii_private(Fs, Pending, Rounds, Viewer, Texts),
     !,
     % The empty board (its extent is in the rules), and what Viewer knows.
     gdl_frame([], _, Frame),
-    gdl_seen_texts(Rounds, Pending, Viewer, Texts),
     findall(text(T), member(T, Texts), Lines),
     append(Frame, Lines, Items).
 view(gdl(Fs, Pending, _), Viewer, Items) :-
@@ -524,6 +518,21 @@ gdl_reach([Q|Queue], Seen, Base, Step, Env) :-
 % GDL-II: what a player knows is its own moves and what it saw (`sees`),
 % round by round; never the fluents, nor the others' moves.
 % ---------------------------------------------------------------------------
+
+% gdl_ii_private(+Fluents, +Pending, +Rounds, +Viewer, -Texts): in a GDL-II
+% game, what Viewer knows, as lines of text: a player its own moves and
+% percepts; anyone else (a spectator) only how many rounds were played,
+% until the game is over and everything is shown.
+gdl_ii_private(Fs, Pending, Rounds, Viewer, Texts) :-
+    gdl_ii(true),
+    gdl_players(Players),
+    (   memberchk(Viewer, Players)
+    ->  gdl_seen_texts(Rounds, Pending, Viewer, Texts)
+    ;   \+ ( Pending == [], gdl_terminal(Fs) ),
+        length(Rounds, N),
+        format(atom(T), '~d rounds played; the players see only their own moves and percepts', [N]),
+        Texts = [T]
+    ).
 
 % gdl_seen_texts(+Rounds, +Pending, +Viewer, -Texts): Viewer's rounds as
 % lines of text, oldest first, then its choice in this round if made.
