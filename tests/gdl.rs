@@ -558,3 +558,38 @@ fn a_sample_that_cannot_be_found_is_an_error_not_a_hang() {
     // a saw nothing it did not do: its sample is found at once.
     assert!(g.sample_state(&s, "a").is_ok());
 }
+
+/// Chance choosing in the same round as a player: the player chooses
+/// first, chance last (it cannot see the player's choice, nor the player
+/// the coin until the round ends), and each sees the coin afterwards.
+#[test]
+fn chance_and_a_player_in_one_round() {
+    let mut g = game(
+        "coin",
+        "(role random) (role guesser)
+         (side heads) (side tails)
+         (init (round 0))
+         (<= (legal random (flip ?s)) (side ?s) (true (round 0)))
+         (<= (legal guesser (guess ?s)) (side ?s) (true (round 0)))
+         (<= (next (round 1)) (true (round 0)))
+         (<= (next (right)) (does random (flip ?s)) (does guesser (guess ?s)))
+         (<= (sees guesser (coin ?s)) (does random (flip ?s)))
+         (<= terminal (true (round 1)))
+         (<= (goal guesser 100) (true (right)))
+         (<= (goal guesser 0) (not (true (right))))",
+    );
+    let s = start(&mut g);
+    assert_eq!(g.to_move(&s).unwrap(), "guesser");
+    assert!(!g.chance(&s).unwrap());
+    assert_eq!((g.perft(&s, 1).unwrap(), g.perft(&s, 2).unwrap()), (2, 4));
+    let guessed = play_text(&mut g, &s, "(guess heads)");
+    assert!(g.chance(&guessed).unwrap() && g.hidden_move(&s).unwrap());
+    assert!(g.display(&guessed, "guesser").unwrap().contains("you chose (guess heads)"));
+    let flipped = play_text(&mut g, &guessed, "(flip tails)");
+    assert!(g.display(&flipped, "guesser").unwrap().contains("saw (coin tails)"));
+    assert_eq!(g.outcome(&flipped).unwrap(), Some(tabula::game::Outcome::Winner("guesser".into())));
+    // A search decides the guess over chance's flips.
+    let c = tabula::ai::Controller::parse("mcts:50", None).unwrap();
+    let choice = tabula::ai::choose(&mut g, &["guesser".to_string()], &s, &c, 3, 1).unwrap();
+    assert!(g.engine().term_text(&choice.mv.0).starts_with("guess("));
+}
