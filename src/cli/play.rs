@@ -93,8 +93,9 @@ struct Play {
     controllers: Vec<Controller>,
     /// Positions so far, with the move that led to each (notation).
     history: Vec<(State, Option<String>)>,
-    /// For each position, the player whose move led to it when that move
-    /// was made hidden (a simultaneous round's choice).
+    /// For each position, how the move that led to it is shown to the
+    /// players other than its mover (a simultaneous round's choice is
+    /// hidden until the round ends, a private move for good).
     hidden: Vec<Secrecy>,
     rng: ChaCha8Rng,
     record: Record,
