@@ -593,3 +593,25 @@ fn chance_and_a_player_in_one_round() {
     let choice = tabula::ai::choose(&mut g, &["guesser".to_string()], &s, &c, 3, 1).unwrap();
     assert!(g.engine().term_text(&choice.mv.0).starts_with("guess("));
 }
+
+/// A GDL-II player's observation (what a learning agent gets) holds what
+/// it saw and nothing else: first's changes with its card, second's does
+/// not when only first's card differs.
+#[test]
+fn a_gdl_ii_observation_holds_what_the_player_saw() {
+    let mut g = our_game("kuhn-poker.kif");
+    let o = g.options_term(&[]).unwrap();
+    let observer = g.observer(&o, 1).unwrap();
+    let s = start(&mut g);
+    let mut seen = Vec::new();
+    for deal in ["(deal 1 2)", "(deal 3 2)"] {
+        let dealt = play_text(&mut g, &s, deal);
+        let first = g.observation(&observer, &dealt, "first").unwrap();
+        let second = g.observation(&observer, &dealt, "second").unwrap();
+        assert_eq!(first.len(), 2 + 32 + 8 * 64);
+        assert_eq!(&first[..2], &[1.0, 0.0], "first is to move");
+        seen.push((first, second));
+    }
+    assert_ne!(seen[0].0, seen[1].0, "first saw different cards");
+    assert_eq!(seen[0].1, seen[1].1, "second saw the same");
+}

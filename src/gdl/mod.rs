@@ -303,7 +303,8 @@ pub fn translate_game(name: &str, src: &str) -> Result<Translation, Vec<Diagnost
              % the others' moves; a computer player searches over the games that\n\
              % would have shown it the same.\n\
              private_move(_).\n\
-             sample_state(State, Viewer, Sampled) :-\n    gdl_ii_sample_state(State, Viewer, Sampled).\n",
+             sample_state(State, Viewer, Sampled) :-\n    gdl_ii_sample_state(State, Viewer, Sampled).\n\
+             observation(State, Viewer, Numbers) :-\n    gdl_ii_observation(State, Viewer, Numbers).\n",
         );
         if holds(&mut engine, "gdl_roles(Rs), memberchk(random, Rs)") {
             more.push_str(

@@ -666,3 +666,59 @@ gdl_told(gdl(_, _, [r(Joint, Seen)|_]), Role, Action, Percepts) :-
     memberchk(does(Role, A), Joint),
     gdl_kif(A, Action),
     findall(T, ( member(seen(Role, P), Seen), gdl_kif(P, T) ), Percepts).
+
+% gdl_ii_observation(+State, +Viewer, -Numbers): what a learning agent of a
+% GDL-II game sees, as numbers of a fixed length (what the player knows,
+% no more): whose turn it is (one per player), then Viewer's choice this
+% round and, for each of its last 8 rounds (latest first), its action and
+% its percepts, each written as KIF and hashed into 32 buckets (1 where
+% one falls). The buckets are a hash, so two texts may share one; the
+% same text always lands in the same.
+gdl_ii_observation(gdl(Fs, Pending, Rounds), Viewer, Numbers) :-
+    gdl_players(Players),
+    (   \+ ( Pending == [], gdl_terminal(Fs) ),
+        to_move(gdl(Fs, Pending, Rounds), Mover)
+    ->  true
+    ;   Mover = none
+    ),
+    findall(X, ( member(P, Players), ( P == Mover -> X = 1 ; X = 0 ) ), Turn),
+    findall(T, ( member(does(Viewer, A), Pending), gdl_kif(A, T) ), Chosen),
+    gdl_buckets(Chosen, Now),
+    length(Slots, 8),
+    gdl_fill_slots(Slots, Rounds),
+    findall(B,
+            ( member(Slot, Slots),
+              (   Slot = r(Joint, Seen), memberchk(does(Viewer, A), Joint)
+              ->  gdl_kif(A, AT),
+                  findall(PT, ( member(seen(Viewer, P), Seen), gdl_kif(P, PT) ), PTs)
+              ;   AT = none, PTs = []
+              ),
+              ( AT == none -> gdl_buckets([], Did) ; gdl_buckets([AT], Did) ),
+              gdl_buckets(PTs, Saw),
+              append(Did, Saw, B) ),
+            Blocks),
+    append([Turn, Now|Blocks], Numbers).
+
+% gdl_fill_slots(?Slots, +Rounds): the first rounds in the slots, `none`
+% in the slots past the last round.
+gdl_fill_slots([], _).
+gdl_fill_slots([S|Ss], Rounds) :-
+    (   Rounds = [R|Rest]
+    ->  S = R
+    ;   S = none,
+        Rest = []
+    ),
+    gdl_fill_slots(Ss, Rest).
+
+% gdl_buckets(+Texts, -Bits): 32 numbers, 1 in each text's bucket.
+gdl_buckets(Texts, Bits) :-
+    findall(H, ( member(T, Texts), gdl_text_hash(T, H) ), Hs),
+    findall(X, ( between(0, 31, I), ( memberchk(I, Hs) -> X = 1 ; X = 0 ) ), Bits).
+
+gdl_text_hash(Text, H) :-
+    atom_codes(Text, Codes),
+    foldl(gdl_hash_step, Codes, 7, H0),
+    H is H0 mod 32.
+
+gdl_hash_step(C, A0, A) :-
+    A is (A0 * 31 + C) mod 1000003.
