@@ -3,8 +3,9 @@
 //! reload in the middle; a Domin-Up tile placed from the hand by clicks,
 //! and seat 2's page holding none of seat 1's tiles; a Campo Bello jump
 //! with a removal; two browsers on one session seeing each other's moves;
-//! a GDL game (tic-tac-toe) clicked square by square to its end.
-//! Screenshots of the five boards go to `target/screenshots/`. Without
+//! a GDL game (tic-tac-toe) clicked square by square to its end; a GDL-II
+//! game (Krieg tic-tac-toe) whose page never shows the other's marks.
+//! Screenshots of the boards go to `target/screenshots/`. Without
 //! chromedriver the tests say they skipped, except under `CI=true`.
 
 mod common;
@@ -266,4 +267,43 @@ fn a_gdl_tictactoe_game_is_clicked_to_its_end() {
     let turn = b.script("return document.getElementById('turn').textContent");
     assert!(turn.as_str().unwrap().starts_with("Game over"), "{turn}");
     b.screenshot(&shot("tictactoe"));
+}
+
+/// A GDL-II game in the page: Krieg tic-tac-toe's empty grid, clicked
+/// square by square against `random`; until the game ends the page shows x
+/// no mark of o's (nor its own: x knows them from what it was told, in
+/// the lines beside the board), then the whole board.
+#[test]
+fn a_krieg_tictactoe_page_shows_only_what_its_seat_was_told() {
+    let Some(b) = Browser::start() else { return };
+    let s = start();
+    let g = ok(
+        s.addr,
+        json!({"op": "new", "game": "krieg-tictactoe", "seats": {"xplayer": "human", "oplayer": "random"},
+               "auto": true, "seed": 2}),
+    );
+    b.go(&page(s.addr, &g, "xplayer"));
+    let mut ply = -1;
+    let mut clicked = 0;
+    loop {
+        let v = my_turn(&b, "xplayer", ply);
+        if !v["game_over"].is_null() {
+            break;
+        }
+        assert_eq!(v["board"]["pieces"], json!([]), "a mark is drawn before the end: {v}");
+        assert!(v["board"]["texts"].to_string().contains("you play xplayer"), "{v}");
+        if clicked == 2 {
+            b.screenshot(&shot("krieg-tictactoe-playing"));
+        }
+        let m = v["moves"][0].clone();
+        assert_eq!(m["clicks"].as_array().unwrap().len(), 1, "a square per move: {m}");
+        click_move(&b, &m);
+        clicked += 1;
+        ply = v["ply"].as_i64().unwrap();
+        assert!(clicked <= 9, "x tries at most nine squares");
+    }
+    assert!(clicked >= 3, "{clicked} moves");
+    let v = b.script("return window.tabulaView");
+    assert!(!v["board"]["pieces"].as_array().unwrap().is_empty(), "the end shows the marks: {v}");
+    b.screenshot(&shot("krieg-tictactoe"));
 }

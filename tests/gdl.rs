@@ -551,7 +551,7 @@ fn a_sample_that_cannot_be_found_is_an_error_not_a_hang() {
     for _ in 0..4 {
         s = play_text(&mut g, &s, "(pick 29)");
     }
-    assert!(g.display(&s, "b").unwrap().contains("saw yes"));
+    assert!(g.engine().term_text(&s.0).contains("seen(b,yes)"), "b saw yes in the last round");
     g.seed(1);
     let err = g.sample_state(&s, "b").unwrap_err().to_string();
     assert!(err.contains("100000 joint moves tried"), "{err}");
@@ -586,7 +586,9 @@ fn chance_and_a_player_in_one_round() {
     assert!(g.chance(&guessed).unwrap() && g.hidden_move(&s).unwrap());
     assert!(g.display(&guessed, "guesser").unwrap().contains("you chose (guess heads)"));
     let flipped = play_text(&mut g, &guessed, "(flip tails)");
-    assert!(g.display(&flipped, "guesser").unwrap().contains("saw (coin tails)"));
+    assert!(g.engine().term_text(&flipped.0).contains("seen(guesser,coin(tails))"));
+    // The game is over: everyone sees everything.
+    assert!(g.display(&flipped, "guesser").unwrap().contains("round: 1"));
     assert_eq!(g.outcome(&flipped).unwrap(), Some(tabula::game::Outcome::Winner("guesser".into())));
     // A search decides the guess over chance's flips.
     let c = tabula::ai::Controller::parse("mcts:50", None).unwrap();

@@ -56,7 +56,14 @@ game_over(gdl(Fs, [], _), Result) :-
     gdl_goals(Players, Fs, Goals),
     gdl_result(Goals, Result).
 
-score(gdl(Fs, _, _), Role, Value) :-
+% The goal values; in GDL-II only once the game is over (they are
+% computed from the fluents, which the players do not see).
+score(gdl(Fs, Pending, _), Role, Value) :-
+    (   gdl_ii(true)
+    ->  Pending == [],
+        gdl_terminal(Fs)
+    ;   true
+    ),
     gdl_goal_value(Fs, Role, Value).
 
 notation(Action, Text) :-
@@ -521,15 +528,15 @@ gdl_reach([Q|Queue], Seen, Base, Step, Env) :-
 
 % gdl_ii_private(+Fluents, +Pending, +Rounds, +Viewer, -Texts): in a GDL-II
 % game, what Viewer knows, as lines of text: a player its own moves and
-% percepts; anyone else (a spectator) only how many rounds were played,
-% until the game is over and everything is shown.
+% percepts; anyone else (a spectator) only how many rounds were played.
+% Once the game is over everyone sees everything (this fails).
 gdl_ii_private(Fs, Pending, Rounds, Viewer, Texts) :-
     gdl_ii(true),
+    \+ ( Pending == [], gdl_terminal(Fs) ),
     gdl_players(Players),
     (   memberchk(Viewer, Players)
     ->  gdl_seen_texts(Rounds, Pending, Viewer, Texts)
-    ;   \+ ( Pending == [], gdl_terminal(Fs) ),
-        length(Rounds, N),
+    ;   length(Rounds, N),
         format(atom(T), '~d rounds played; the players see only their own moves and percepts', [N]),
         Texts = [T]
     ).
