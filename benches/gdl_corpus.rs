@@ -35,9 +35,14 @@ fn measure(path: &Path, seconds: f64) -> Result<Figures, String> {
     let started = Instant::now();
     let (mut game, warnings) = Game::load(path).map_err(|e| e.to_string())?;
     let load = started.elapsed().as_secs_f64();
-    // Every game runs as its translation; what varies is what is computed
-    // during play and whether rounds are simultaneous.
-    let mut path = String::from("translation");
+    // A game runs grounded (a network of propositions, the translation for
+    // the rest) where it grounds, else as its translation; what varies
+    // besides is what is computed during play and whether rounds are
+    // simultaneous.
+    let mut path = match &game.not_grounded {
+        None => String::from("grounded"),
+        Some(why) => format!("translation ({})", why.replace(['\t', '\n'], " ")),
+    };
     if warnings.contains("computed during play") {
         path.push_str(", static relations during play");
     }

@@ -617,3 +617,77 @@ fn a_gdl_ii_observation_holds_what_the_player_saw() {
     assert_ne!(seen[0].0, seen[1].0, "first saw different cards");
     assert_eq!(seen[0].1, seen[1].1, "second saw the same");
 }
+
+/// The states one round of `g` leads to from `s` (every choice of every
+/// role that chooses in it), as text.
+fn rounds_from(g: &mut Game, s: &State, out: &mut std::collections::HashSet<String>) {
+    for (_, next) in g.successors(s).unwrap() {
+        let text = g.engine().term_text(&next.0);
+        if text.ends_with(",[],[])") {
+            out.insert(text);
+        } else {
+            rounds_from(g, &next, out);
+        }
+    }
+}
+
+/// A game grounded into a network of propositions plays as its
+/// translation does: in every state of seeded random games the same legal
+/// moves and the same end, each round a native random playout plays is one
+/// the translation allows, and the game ends with the same result.
+#[test]
+fn the_grounded_path_plays_as_the_translation_does() {
+    use tabula::game::PlayoutEnd;
+    for name in ["tictactoe", "connect-four", "breakthrough-6x6", "nim", "rock-paper-scissors"] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("games").join(format!("{name}.kif"));
+        let src = std::fs::read_to_string(&path).unwrap();
+        let grounded = tabula::gdl::translate_game_with(name, &src, true).unwrap();
+        assert!(grounded.net.is_ok(), "{name} is not grounded: {:?}", grounded.net.err());
+        let mut g = grounded.into_game(&path).unwrap();
+        let mut t = tabula::gdl::translate_game_with(name, &src, false).unwrap().into_game(&path).unwrap();
+        assert!(g.net.is_some() && t.net.is_none());
+        for seed in 0..4 {
+            let mut s = start(&mut g);
+            g.seed(seed);
+            let mut rounds = 0;
+            loop {
+                let text = g.engine().term_text(&s.0);
+                let ts = State(t.engine().parse_term(&text).unwrap());
+                assert_eq!(moves(&mut g, &s), moves(&mut t, &ts), "{name}: the moves in {text}");
+                let end = t.outcome(&ts).unwrap();
+                assert_eq!(g.outcome(&s).unwrap(), end, "{name}: the end in {text}");
+                let mut allowed = std::collections::HashSet::new();
+                if end.is_none() {
+                    rounds_from(&mut t, &ts, &mut allowed);
+                }
+                match g.random_playout(&s, 1, None).unwrap().unwrap() {
+                    (0, PlayoutEnd::Over(o)) => {
+                        assert_eq!(Some(o), end, "{name}: the result in {text}");
+                        break;
+                    }
+                    (_, PlayoutEnd::Over(o)) => {
+                        // One round, which ended the game: one the
+                        // translation allows ends it so.
+                        let ends: Vec<_> = allowed
+                            .iter()
+                            .map(|a| {
+                                let s = State(t.engine().parse_term(a).unwrap());
+                                t.outcome(&s).unwrap()
+                            })
+                            .collect();
+                        assert!(ends.contains(&Some(o)), "{name}: no round from {text} ends so");
+                        rounds += 1;
+                        break;
+                    }
+                    (_, PlayoutEnd::Cut(next)) => {
+                        let next_text = g.engine().term_text(&next.0);
+                        assert!(allowed.contains(&next_text), "{name}: {next_text} is not a round from {text}");
+                        s = next;
+                        rounds += 1;
+                    }
+                }
+            }
+            assert!(rounds > 0, "{name}: seed {seed} played no round");
+        }
+    }
+}

@@ -281,13 +281,14 @@ pub(super) fn choose(
         // The other threads load their own copy of the rules (an engine is
         // not shared between threads) and read the state from its text.
         let text = game.engine().term_text(&state.0);
-        let (path, source) = (game.path.clone(), game.source.clone());
+        let (path, source, net) = (game.path.clone(), game.source.clone(), game.net.clone());
         std::thread::scope(|scope| {
             let handles: Vec<_> = (1..threads)
                 .map(|k| {
-                    let (text, path, source) = (&text, &path, &source);
+                    let (text, path, source, net) = (&text, &path, &source, net.as_ref());
                     std::thread::Builder::new().stack_size(64 << 20).spawn_scoped(scope, move || {
-                        worker(path, source, text, players, me, share(k), &clock, thread_seed(seed, k))
+                        let rules = (path.as_path(), source.as_str(), net);
+                        worker(rules, text, players, me, share(k), &clock, thread_seed(seed, k))
                     })
                 })
                 .collect();
@@ -343,8 +344,7 @@ pub(super) fn choose(
 
 #[allow(clippy::too_many_arguments)]
 fn worker(
-    path: &Path,
-    source: &str,
+    (path, source, net): (&Path, &str, Option<&crate::gdl::ground::Shared>),
     state_text: &str,
     players: &[String],
     me: &str,
@@ -352,7 +352,7 @@ fn worker(
     clock: &Clock,
     seed: u64,
 ) -> Result<(RootStats, u64), GameError> {
-    let (mut game, _) = Game::from_source(path, source)?;
+    let (mut game, _) = Game::from_rules(path, source, net)?;
     let t = game.engine().parse_term(state_text).map_err(|e| GameError::Rules(e.to_string()))?;
     grow(&mut game, players, &State(t), me, iterations, clock, seed)
 }

@@ -181,6 +181,7 @@ pub fn perft(a: PerftArgs) -> Result<i32, CliError> {
     let done = work::run(&Unit {
         path: &s.game.path,
         source: &s.game.source,
+        net: s.game.net.as_ref(),
         job: &job,
         shard,
         threads: threads(a.threads),
@@ -258,6 +259,7 @@ pub fn bench(a: BenchArgs) -> Result<i32, CliError> {
     let done = work::run(&Unit {
         path: &s.game.path,
         source: &s.game.source,
+        net: s.game.net.as_ref(),
         job: &job,
         shard,
         threads: threads(a.threads),

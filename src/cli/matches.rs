@@ -190,6 +190,7 @@ pub fn selfplay(a: SelfplayArgs) -> Result<i32, CliError> {
     let (done, positions) = work::run_selfplay(&Unit {
         path: &session.game.path,
         source: &session.game.source,
+        net: session.game.net.as_ref(),
         job: &job,
         shard,
         threads,
@@ -245,6 +246,7 @@ fn play(job: &Job, session: &Session, c: &Common, total: u64) -> Result<i32, Cli
     let done = work::run(&Unit {
         path: &session.game.path,
         source: &session.game.source,
+        net: session.game.net.as_ref(),
         job,
         shard,
         threads,

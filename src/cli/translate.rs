@@ -30,6 +30,7 @@ pub fn run(a: TranslateArgs) -> Result<i32, CliError> {
     match crate::gdl::translate_game(&name, &src) {
         Ok(t) => {
             eprint!("{}", render(&file, &src, &t.warnings));
+            eprintln!("{}", crate::gdl::path_note(&t.net));
             match &a.output {
                 Some(out) => std::fs::write(out, &t.program)
                     .map_err(|e| CliError(format!("cannot write {}: {e}", out.display())))?,

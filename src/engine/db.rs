@@ -547,6 +547,13 @@ impl Pred {
         self.changed();
     }
 
+    /// Adds a clause at position `i`.
+    pub fn insert(&mut self, i: usize, c: ClauseCode) {
+        let v = Rc::make_mut(&mut self.clauses);
+        v.insert(i.min(v.len()), Rc::new(c));
+        self.changed();
+    }
+
     /// Removes the clause that is `c` (by identity).
     pub fn remove(&mut self, c: &Rc<ClauseCode>) -> bool {
         let Some(i) = self.clauses.iter().position(|x| Rc::ptr_eq(x, c)) else {

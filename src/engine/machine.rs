@@ -199,6 +199,9 @@ pub struct Machine {
     /// variables, while queries are read-only: their own functions, put
     /// back when writing is allowed again.
     pub(crate) writes_withheld: Vec<(usize, BuiltinFn)>,
+    /// Data of the builtins a host added (`Engine::add_builtin`), which
+    /// they take out and put back.
+    pub ext: Option<Box<dyn std::any::Any>>,
     /// The file being loaded, if any (clauses may then be added to static
     /// predicates by directives).
     pub loading: Option<Rc<str>>,
@@ -239,6 +242,7 @@ impl Machine {
             globals: std::collections::HashMap::new(),
             globals_bytes: 0,
             writes_withheld: Vec::new(),
+            ext: None,
             loading: None,
             vm: super::vm::Vm::default(),
             vm_goal: None,

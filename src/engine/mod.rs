@@ -155,7 +155,7 @@ impl Engine {
     /// A new engine with the library loaded.
     pub fn new() -> Engine {
         let mut e = Engine { m: Machine::new() };
-        let report = e.load_program("prelude", prelude(), true);
+        let report = e.load_program("prelude", prelude(), true, false);
         debug_assert!(!report.has_errors(), "prelude: {:?}", report.diagnostics);
         e
     }
@@ -237,10 +237,29 @@ impl Engine {
     /// Loads a program. Syntax errors do not stop the rest of the file from
     /// loading; every problem is reported.
     pub fn load(&mut self, name: &str, src: &str) -> LoadReport {
-        self.load_program(name, &syntax::parse_program(src), false)
+        self.load_program(name, &syntax::parse_program(src), false, false)
     }
 
-    fn load_program(&mut self, name: &str, program: &syntax::Program, library: bool) -> LoadReport {
+    /// Loads clauses that go before the existing clauses of their
+    /// predicates (in the order given): a host's faster way to answer a
+    /// predicate, which falls through to the program's own clauses where it
+    /// does not apply.
+    pub fn load_front(&mut self, name: &str, src: &str) -> LoadReport {
+        self.load_program(name, &syntax::parse_program(src), false, true)
+    }
+
+    /// Registers a builtin written in Rust (its data, if any, in
+    /// [`Engine::set_ext`]). Clauses loaded afterwards cannot redefine it.
+    pub fn add_builtin(&mut self, name: &str, arity: u32, f: machine::BuiltinFn) {
+        self.m.add_builtin(name, arity, f);
+    }
+
+    /// The data of the builtins the host added.
+    pub fn set_ext(&mut self, ext: Box<dyn std::any::Any>) {
+        self.m.ext = Some(ext);
+    }
+
+    fn load_program(&mut self, name: &str, program: &syntax::Program, library: bool, front: bool) -> LoadReport {
         let mut report = LoadReport { diagnostics: program.errors.clone() };
         let file: Rc<str> = Rc::from(name);
         self.m.loading = Some(file.clone());
@@ -248,6 +267,7 @@ impl Engine {
         let mut seen: Vec<(atoms::Atom, u32)> = Vec::new();
         let mut wiped: Vec<(atoms::Atom, u32)> = Vec::new();
         let mut inits: Vec<(Ast, Span)> = Vec::new();
+        let mut in_front: Vec<((atoms::Atom, u32), usize)> = Vec::new();
         for clause in &program.clauses {
             if !library {
                 check::singletons(clause, &mut report.diagnostics);
@@ -331,6 +351,18 @@ impl Engine {
                 wiped.push(key);
             }
             pred.library = library;
+            if front {
+                let n = match in_front.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, n)) => n,
+                    None => {
+                        in_front.push((key, 0));
+                        &mut in_front.last_mut().expect("pushed").1
+                    }
+                };
+                pred.insert(*n, code);
+                *n += 1;
+                continue;
+            }
             pred.add(code, false);
             let dynamic = pred.dynamic;
             if !library && last_key != Some(key) {
@@ -598,6 +630,16 @@ impl Engine {
             let e = self.m.cyclic_error();
             self.query_error(e)
         })
+    }
+
+    /// The positions of `terms` in the standard order of terms.
+    pub fn standard_order(&mut self, terms: &[Tmpl]) -> Vec<u32> {
+        self.reset();
+        let cells: Vec<Cell> = terms.iter().map(|t| self.m.store.copy_in(t, &mut Vec::new())).collect();
+        let mut order: Vec<u32> = (0..terms.len() as u32).collect();
+        order.sort_by(|&a, &b| self.m.compare_terms(cells[a as usize], cells[b as usize]));
+        self.reset();
+        order
     }
 
     /// A term as `writeq/1` writes it, its variables named `_A`, `_B`...

@@ -46,23 +46,28 @@ impl Tmpl {
     /// A 64-bit hash of the term: equal terms copied out of one engine hash
     /// alike (the layout of a template is canonical).
     pub fn hash64(&self) -> u64 {
-        let mut h: u64 = 0x243f_6a88_85a3_08d3 ^ self.cells.len() as u64;
-        for c in &self.cells {
-            let (tag, v): (u64, u64) = match *c {
-                Cell::Ref(k) => (1, k as u64),
-                Cell::Atom(a) => (2, a.0 as u64),
-                Cell::Int(i) => (3, i as u64),
-                Cell::Flt(f) => (4, f.to_bits()),
-                Cell::Str(k) => (5, k as u64),
-                Cell::Fun(a, n) => (6, ((a.0 as u64) << 32) | n as u64),
-                Cell::Lst(k) => (7, k as u64),
-                Cell::Text(t) => (8, t as u64),
-            };
-            h = (h ^ v ^ (tag << 59)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            h ^= h >> 31;
-        }
-        h
+        hash_cells(&self.cells)
     }
+}
+
+/// [`Tmpl::hash64`] of a template's cells (such as a scratch copy's).
+pub fn hash_cells(cells: &[Cell]) -> u64 {
+    let mut h: u64 = 0x243f_6a88_85a3_08d3 ^ cells.len() as u64;
+    for c in cells {
+        let (tag, v): (u64, u64) = match *c {
+            Cell::Ref(k) => (1, k as u64),
+            Cell::Atom(a) => (2, a.0 as u64),
+            Cell::Int(i) => (3, i as u64),
+            Cell::Flt(f) => (4, f.to_bits()),
+            Cell::Str(k) => (5, k as u64),
+            Cell::Fun(a, n) => (6, ((a.0 as u64) << 32) | n as u64),
+            Cell::Lst(k) => (7, k as u64),
+            Cell::Text(t) => (8, t as u64),
+        };
+        h = (h ^ v ^ (tag << 59)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^= h >> 31;
+    }
+    h
 }
 
 /// Constant arguments a probe compares (the first ones of a compound).

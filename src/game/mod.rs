@@ -176,6 +176,12 @@ pub struct Game {
     pub options: Vec<OptionSpec>,
     /// The text of the rules (to load the game again, e.g. in another thread).
     pub source: String,
+    /// A GDL game's network of propositions, where it grounds (the
+    /// engine answers its hot predicates with it; another thread's copy of
+    /// the game is given it too).
+    pub net: Option<crate::gdl::ground::Shared>,
+    /// Why a GDL game has no network (it takes the translation's path).
+    pub not_grounded: Option<String>,
     has_notation: bool,
     /// The optional interface predicates the rules define, found once at
     /// load (`has` is asked on every move).
@@ -399,14 +405,29 @@ impl Game {
     }
 
     pub fn from_source(path: &Path, src: &str) -> Result<(Game, String), GameError> {
+        Game::from_rules(path, src, None)
+    }
+
+    /// Loads a game from its rules' text and, for a grounded GDL game, its
+    /// network (another thread's copy of a game: [`Game::net`]).
+    pub fn from_rules(
+        path: &Path,
+        src: &str,
+        net: Option<&crate::gdl::ground::Shared>,
+    ) -> Result<(Game, String), GameError> {
         let file = path.display().to_string();
         let mut engine = Engine::new();
         let report = engine.load(&file, src);
         if report.has_errors() {
             return Err(load_error(&file, src, &report.diagnostics));
         }
+        if let Some(net) = net {
+            crate::gdl::ground::install(&mut engine, net).map_err(GameError::Rules)?;
+        }
         let rendered = render(&file, src, &report.diagnostics);
-        Ok((Game::from_engine(path, src.to_string(), engine)?, rendered))
+        let mut game = Game::from_engine(path, src.to_string(), engine)?;
+        game.net = net.cloned();
+        Ok((game, rendered))
     }
 
     /// A game whose rules, `src`, `engine` has loaded.
@@ -430,6 +451,8 @@ impl Game {
             description: None,
             options: Vec::new(),
             source: src,
+            net: None,
+            not_grounded: None,
             has_notation,
             optional,
         };

@@ -125,7 +125,7 @@ fn term_text(t: &Term, names: &HashMap<String, String>) -> String {
     }
 }
 
-fn g_text(g: &G, symbols: &[String]) -> String {
+pub(super) fn g_text(g: &G, symbols: &[String]) -> String {
     match g {
         G::S(s) => sym_text(&symbols[*s as usize]),
         G::F(f, args) => {

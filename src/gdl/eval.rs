@@ -117,16 +117,19 @@ impl Facts {
     }
 }
 
-struct Eval<'a> {
+struct Eval {
     symbols: Vec<String>,
     sym_index: HashMap<String, u32>,
-    rel_index: HashMap<&'a str, usize>,
+    rel_index: HashMap<String, usize>,
     rels: Vec<Rel>,
     /// Each relation's facts found in the round before (a range of its
     /// tuples), for the literals that take only those.
     delta: Vec<(usize, usize)>,
     steps: u64,
     facts: usize,
+    /// The limits: most facts, most tuple matches.
+    max_facts: usize,
+    max_steps: u64,
 }
 
 /// What a body's solver calls with each solution (an `Err` stops it).
@@ -150,12 +153,14 @@ pub fn static_facts(clauses: &[FlatClause], a: &Analysis) -> Result<Facts, Diagn
         delta: Vec::new(),
         steps: 0,
         facts: 0,
+        max_facts: MAX_FACTS,
+        max_steps: MAX_STEPS,
     };
     let mut order_rels = Vec::new();
     for stratum in &a.strata {
         for r in stratum {
             if a.is_static(r) {
-                ev.rel_index.insert(r.as_str(), ev.rels.len());
+                ev.rel_index.insert(r.clone(), ev.rels.len());
                 ev.rels.push(Rel::default());
                 order_rels.push(r.as_str());
             }
@@ -229,7 +234,7 @@ pub fn static_facts(clauses: &[FlatClause], a: &Analysis) -> Result<Facts, Diagn
     let relations = order_rels
         .iter()
         .filter(|r| !on_demand.iter().any(|(o, _)| o == *r))
-        .map(|r| (r.to_string(), std::mem::take(&mut ev.rels[ev.rel_index[r]].tuples)))
+        .map(|r| (r.to_string(), std::mem::take(&mut ev.rels[ev.rel_index[*r]].tuples)))
         .collect();
     Ok(Facts { symbols: ev.symbols, relations, on_demand })
 }
@@ -266,7 +271,7 @@ fn build(p: &P, env: &[Option<G>]) -> G {
     }
 }
 
-impl<'c> Eval<'_> {
+impl<'c> Eval {
     /// A rule ready to run: whole (`delta` None), or with its literal
     /// `delta` first, on the facts of the round before.
     fn compile(&mut self, c: &'c FlatClause, delta: Option<usize>, stratum: &[String]) -> Compiled<'c> {
@@ -401,7 +406,7 @@ impl<'c> Eval<'_> {
         let mut env = vec![None; *nvars];
         // The solutions are kept until the rule is done: at most as many
         // as there is room for facts.
-        let room = MAX_FACTS.saturating_sub(self.facts);
+        let room = self.max_facts.saturating_sub(self.facts);
         let r = self.solve(body, &mut env, &mut |env| {
             if found.len() >= room {
                 return Err(Stop::TooMany);
@@ -422,7 +427,7 @@ impl<'c> Eval<'_> {
             }
             if self.rels[*rel].insert(t) {
                 self.facts += 1;
-                if self.facts > MAX_FACTS {
+                if self.facts > self.max_facts {
                     return Err(Failed::Limit(too_big(c.span, &c.head, "have too many facts")));
                 }
             }
@@ -486,7 +491,7 @@ impl<'c> Eval<'_> {
                 // Every argument bound: a lookup.
                 if let Some(t) = args.iter().map(|p| ground(p, env)).collect::<Option<Rc<[G]>>>() {
                     self.steps += 1;
-                    if self.steps > MAX_STEPS {
+                    if self.steps > self.max_steps {
                         return Err(Stop::TooLong);
                     }
                     if r.set.get(&t).is_some_and(|&k| lo <= k && k < hi) {
@@ -512,7 +517,7 @@ impl<'c> Eval<'_> {
                 };
                 for i in candidates {
                     self.steps += 1;
-                    if self.steps > MAX_STEPS {
+                    if self.steps > self.max_steps {
                         return Err(Stop::TooLong);
                     }
                     let tuple = self.rels[*rel].tuples[i].clone();
@@ -578,5 +583,152 @@ fn unify(p: &P, g: &G, env: &mut [Option<G>], trail: &mut Vec<usize>) -> bool {
             f == h && ps.len() == gs.len() && ps.iter().zip(gs.iter()).all(|(p, g)| unify(p, g, env, trail))
         }
         _ => false,
+    }
+}
+
+/// The facts every relation of the state can have: each relation computed
+/// with its negations dropped, `true` taking every fluent `init` or `next`
+/// can give and `does` every action `legal` can give. A negation only
+/// removes facts, so these are a superset of what holds in any state play
+/// reaches: a rule instantiated over them has every ground instance play
+/// can use (the grounding of [`super::ground`]).
+pub(super) struct Domains {
+    ev: Eval,
+}
+
+impl Domains {
+    /// The domains of `clauses`' relations over the static `facts`, within
+    /// `max_facts` facts and `max_steps` tuple matches.
+    pub fn compute(
+        clauses: &[FlatClause],
+        a: &Analysis,
+        facts: &Facts,
+        max_facts: usize,
+        max_steps: u64,
+    ) -> Result<Domains, String> {
+        let mut ev = Eval {
+            symbols: facts.symbols.clone(),
+            sym_index: facts.symbols.iter().enumerate().map(|(i, s)| (s.clone(), i as u32)).collect(),
+            rel_index: HashMap::new(),
+            rels: Vec::new(),
+            delta: Vec::new(),
+            steps: 0,
+            facts: 0,
+            max_facts,
+            max_steps,
+        };
+        for (rel, tuples) in &facts.relations {
+            let mut r = Rel::default();
+            for t in tuples {
+                r.insert(t.clone());
+            }
+            ev.rel_index.insert(rel.clone(), ev.rels.len());
+            ev.rels.push(r);
+        }
+        let dynamic = |rel: &str| a.reachable.contains(rel) && !a.is_static(rel);
+        let mut names: Vec<String> = vec!["true".into(), "does".into()];
+        for c in clauses.iter().filter(|c| dynamic(&c.head.rel)) {
+            if !names.contains(&c.head.rel) {
+                names.push(c.head.rel.clone());
+            }
+        }
+        for n in &names {
+            if !ev.rel_index.contains_key(n) {
+                ev.rel_index.insert(n.clone(), ev.rels.len());
+                ev.rels.push(Rel::default());
+            }
+        }
+        let span = Span::new(0, 0);
+        let var = |v: &str| Term::Var(v.into(), span);
+        let atom = |rel: &str, args: Vec<Term>| Atom { rel: rel.into(), rel_span: span, args, span };
+        let bridge = |head: Atom, from: Atom| FlatClause { head, body: vec![Flat::Pos(from)], span };
+        let mut relaxed: Vec<FlatClause> = clauses
+            .iter()
+            .filter(|c| dynamic(&c.head.rel))
+            .map(|c| FlatClause {
+                head: c.head.clone(),
+                body: c.body.iter().filter(|l| !matches!(l, Flat::Not(..))).cloned().collect(),
+                span: c.span,
+            })
+            .collect();
+        for (head, from, args) in
+            [("true", "init", vec!["F"]), ("true", "next", vec!["F"]), ("does", "legal", vec!["R", "A"])]
+        {
+            if ev.rel_index.contains_key(from) {
+                let args: Vec<Term> = args.iter().map(|v| var(v)).collect();
+                relaxed.push(bridge(atom(head, args.clone()), atom(from, args)));
+            }
+        }
+        ev.delta = vec![(0, 0); ev.rels.len()];
+        let refs: Vec<&FlatClause> = relaxed.iter().collect();
+        let ids: Vec<usize> = names.iter().map(|n| ev.rel_index[n]).collect();
+        match ev.stratum(&refs, &names, &ids) {
+            Ok(()) => Ok(Domains { ev }),
+            Err(Failed::Limit(d) | Failed::Endless(d)) => Err(d.message),
+        }
+    }
+
+    /// Every binding of `c`'s variables that its positive literals and its
+    /// `distinct`s allow over the domains: the variables' names, and one
+    /// row of values per binding.
+    pub fn bindings(&mut self, c: &FlatClause) -> Result<(Vec<String>, Vec<Vec<G>>), String> {
+        let mut names: Vec<&str> = Vec::new();
+        for l in &c.body {
+            if let Flat::Pos(atom) = l {
+                atom.vars(&mut names);
+            }
+        }
+        let mut seen = HashSet::new();
+        names.retain(|n| seen.insert(*n));
+        let span = Span::new(0, 0);
+        let positive = FlatClause {
+            head: Atom {
+                rel: c.head.rel.clone(),
+                rel_span: span,
+                args: names.iter().map(|n| Term::Var(n.to_string(), span)).collect(),
+                span,
+            },
+            body: c.body.iter().filter(|l| !matches!(l, Flat::Not(..))).cloned().collect(),
+            span,
+        };
+        let rule = self.ev.compile(&positive, None, &[]);
+        let mut env = vec![None; rule.nvars];
+        let mut rows = Vec::new();
+        let room = self.ev.max_facts.saturating_sub(self.ev.facts);
+        let r = self.ev.solve(&rule.body, &mut env, &mut |env| {
+            if rows.len() >= room {
+                return Err(Stop::TooMany);
+            }
+            rows.push(rule.head.iter().map(|p| build(p, env)).collect::<Vec<G>>());
+            Ok(())
+        });
+        match r {
+            Ok(()) => {
+                self.ev.facts += rows.len();
+                Ok((names.into_iter().map(str::to_string).collect(), rows))
+            }
+            Err(Stop::TooMany) => Err(format!("`{}` has too many ground instances", c.head.rel)),
+            Err(_) => Err(format!("the ground instances of `{}` take too long to compute", c.head.rel)),
+        }
+    }
+
+    /// Whether `rel` can hold for `tuple` (a static relation: whether it
+    /// holds).
+    pub fn has(&self, rel: &str, tuple: &[G]) -> bool {
+        self.ev.rel_index.get(rel).is_some_and(|&r| self.ev.rels[r].set.contains_key(tuple))
+    }
+
+    /// A symbol's number, if any fact or rule has it.
+    pub fn sym(&self, s: &str) -> Option<u32> {
+        self.ev.sym_index.get(s).copied()
+    }
+
+    pub fn symbols(&self) -> &[String] {
+        &self.ev.symbols
+    }
+
+    /// The facts `rel` can have.
+    pub fn tuples(&self, rel: &str) -> &[Rc<[G]>] {
+        self.ev.rel_index.get(rel).map_or(&[], |&r| &self.ev.rels[r].tuples)
     }
 }

@@ -20,6 +20,7 @@ mod check;
 mod emit;
 mod eval;
 pub mod ggp;
+pub mod ground;
 pub mod parse;
 
 use crate::syntax::{Diagnostic, Span};
@@ -159,16 +160,28 @@ pub struct Translation {
     /// An engine with `program` loaded ([`translate_game`] loads it to
     /// probe the game; a large translation is then not read twice).
     pub engine: Option<crate::engine::Engine>,
+    /// The game as a network of propositions (the grounded path), or why
+    /// it takes the translation's path alone.
+    pub net: Result<ground::Shared, String>,
 }
 
 impl Translation {
     /// The game the translation is, titled by `path`: run by the engine
     /// that probed it where there is one (the program is not read again).
     pub fn into_game(self, path: &std::path::Path) -> Result<crate::game::Game, crate::game::GameError> {
-        match self.engine {
-            Some(engine) => crate::game::Game::from_engine(path, self.program, engine),
-            None => crate::game::Game::from_source(path, &self.program).map(|(g, _)| g),
-        }
+        let (net, why) = match self.net {
+            Ok(n) => (Some(n), None),
+            Err(why) => (None, Some(why)),
+        };
+        let mut game = match self.engine {
+            Some(engine) => crate::game::Game::from_engine(path, self.program, engine).map(|mut g| {
+                g.net = net;
+                g
+            }),
+            None => crate::game::Game::from_rules(path, &self.program, net.as_ref()).map(|(g, _)| g),
+        }?;
+        game.not_grounded = why;
+        Ok(game)
     }
 }
 
@@ -178,13 +191,25 @@ impl std::fmt::Debug for Translation {
             .field("program", &self.program)
             .field("warnings", &self.warnings)
             .field("engine", &self.engine.as_ref().map(|_| "loaded"))
+            .field("net", &self.net.as_ref().map(|n| n.size()))
             .finish()
     }
+}
+
+/// Whether games are grounded where they can be: yes, unless the
+/// environment variable `TABULA_GDL_GROUND` is `0` (to compare the paths).
+pub fn grounding_on() -> bool {
+    std::env::var("TABULA_GDL_GROUND").map_or(true, |v| v != "0")
 }
 
 /// Reads, checks and translates a GDL file. `name` titles the game. Every
 /// error of the file is returned at once.
 pub fn translate(name: &str, src: &str) -> Result<Translation, Vec<Diagnostic>> {
+    translate_with(name, src, grounding_on())
+}
+
+/// [`translate`], grounding the game (where it can be) or not.
+pub fn translate_with(name: &str, src: &str, ground: bool) -> Result<Translation, Vec<Diagnostic>> {
     let sexps = parse::read_sexps(src)?;
     let mut errors = Vec::new();
     let clauses = parse::read_clauses(&sexps, &mut errors);
@@ -211,7 +236,24 @@ pub fn translate(name: &str, src: &str) -> Result<Translation, Vec<Diagnostic>> 
     }
     let description = leading_comment(src);
     let program = emit::program(&title(name), description.as_deref(), &flat, &analysis, &facts);
-    Ok(Translation { program, warnings: errors, engine: None })
+    let net = if ground {
+        ground::build(&flat, &analysis, &facts).map(std::sync::Arc::new)
+    } else {
+        Err("grounding is off".to_string())
+    };
+    Ok(Translation { program, warnings: errors, engine: None, net })
+}
+
+/// Which path a translated game takes, in a line: the network's size, or
+/// why there is none.
+pub fn path_note(net: &Result<ground::Shared, String>) -> String {
+    match net {
+        Ok(n) => {
+            let (props, lits) = n.size();
+            format!("path: grounded ({props} propositions, {lits} literals), with the translation for the rest")
+        }
+        Err(why) => format!("path: translation (not grounded: {why})"),
+    }
 }
 
 /// A game's title from its file name: `rock-paper-scissors` is
@@ -256,7 +298,12 @@ const PROBE_STEPS: u64 = 15_000_000;
 /// ends. Turn-taking games stay games of perfect information. Whether rounds
 /// can be simultaneous is found by a few seeded random playouts.
 pub fn translate_game(name: &str, src: &str) -> Result<Translation, Vec<Diagnostic>> {
-    let mut t = translate(name, src)?;
+    translate_game_with(name, src, grounding_on())
+}
+
+/// [`translate_game`], grounding the game (where it can be) or not.
+pub fn translate_game_with(name: &str, src: &str, ground: bool) -> Result<Translation, Vec<Diagnostic>> {
+    let mut t = translate_with(name, src, ground)?;
     let mut engine = crate::engine::Engine::new();
     let report = engine.load(name, &t.program);
     if report.has_errors() {
@@ -267,6 +314,11 @@ pub fn translate_game(name: &str, src: &str) -> Result<Translation, Vec<Diagnost
             format!("the translation does not load:\n{rendered}"),
             "",
         )]);
+    }
+    if let Ok(net) = &t.net
+        && let Err(e) = ground::install(&mut engine, net)
+    {
+        t.net = Err(e);
     }
     let goal = format!("gdl_simultaneous({PROBE_PLAYOUTS}, {PROBE_PLIES})");
     engine.set_limits(crate::engine::Limits { max_steps: Some(PROBE_STEPS), ..Default::default() });

@@ -31,7 +31,7 @@ move(gdl(Fs, Pending, Rounds), Action, Next) :-
     gdl_kinds(Fs, Kinds),
     gdl_mover(Kinds, Pending, Role, Last),
     (   ground(Action)
-    ->  \+ \+ gdl_legal(Role, Action, Fs)
+    ->  gdl_is_legal(Role, Action, Fs)
     ;   gdl_actions(Role, Fs, Actions),
         member(Action, Actions)
     ),
@@ -68,6 +68,10 @@ score(gdl(Fs, Pending, _), Role, Value) :-
 
 notation(Action, Text) :-
     gdl_kif(Action, Text).
+
+% gdl_is_legal(+Role, +Action, +Fluents): whether Role may take Action.
+gdl_is_legal(Role, Action, Fs) :-
+    \+ \+ gdl_legal(Role, Action, Fs).
 
 % gdl_actions(+Role, +Fluents, -Actions): Role's legal actions, sorted and
 % without repeats (GDL is set-based).

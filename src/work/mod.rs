@@ -316,6 +316,8 @@ impl Default for Hooks<'static> {
 pub struct Unit<'a> {
     pub path: &'a Path,
     pub source: &'a str,
+    /// A grounded GDL game's network ([`Game::net`]).
+    pub net: Option<&'a crate::gdl::ground::Shared>,
     pub job: &'a Job,
     pub shard: Shard,
     pub threads: usize,
@@ -383,7 +385,7 @@ fn run_items<C, T: Send>(
     let next = AtomicUsize::new(0);
     let slots: Mutex<Vec<Option<T>>> = Mutex::new(Vec::new());
     let failure: Mutex<Option<WorkError>> = Mutex::new(None);
-    let (path, source, hooks) = (u.path, u.source, u.hooks);
+    let (path, source, net, hooks) = (u.path, u.source, u.net, u.hooks);
     let threads = u.threads.clamp(1, total.max(1));
     let fail = |e: WorkError| {
         let mut f = failure.lock().unwrap_or_else(|p| p.into_inner());
@@ -393,7 +395,7 @@ fn run_items<C, T: Send>(
     std::thread::scope(|scope| {
         for _ in 0..threads {
             let worker = || -> Result<(), WorkError> {
-                let (mut game, _) = Game::from_source(path, source)?;
+                let (mut game, _) = Game::from_rules(path, source, net)?;
                 let context = setup(&mut game)?;
                 loop {
                     if hooks.stop.load(Ordering::SeqCst) || hooks.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -602,7 +604,7 @@ fn run_perft(u: &Unit) -> Result<(Part, bool), WorkError> {
     if depth == 0 {
         return Err(WorkError("perft counts depths from 1: give a depth of at least 1".into()));
     }
-    let (mut game, _) = Game::from_source(u.path, u.source)?;
+    let (mut game, _) = Game::from_rules(u.path, u.source, u.net)?;
     let root = start_state(&mut game, job, start)?;
     let first_moves: Vec<String> = if *divide && game.outcome(&root)?.is_none() {
         game.legal_moves(&root)?.into_iter().map(|m| m.text).collect()

@@ -63,7 +63,7 @@ pub fn _run_shard(
 ) -> PyResult<String> {
     let (job, shard) = job_and_shard(job, index, count)?;
     let hooks = Hooks::default();
-    let unit = Unit { path: Path::new(path), source: rules, job: &job, shard, threads, hooks: &hooks };
+    let unit = Unit { path: Path::new(path), source: rules, net: None, job: &job, shard, threads, hooks: &hooks };
     let done = py.detach(|| work::run(&unit)).map_err(error)?;
     serde_json::to_string(&done).map_err(error)
 }
@@ -86,7 +86,7 @@ pub fn _run_selfplay_shard(
 ) -> PyResult<(String, NpyFiles)> {
     let (job, shard) = job_and_shard(job, index, count)?;
     let hooks = Hooks::default();
-    let unit = Unit { path: Path::new(path), source: rules, job: &job, shard, threads, hooks: &hooks };
+    let unit = Unit { path: Path::new(path), source: rules, net: None, job: &job, shard, threads, hooks: &hooks };
     let (done, positions) = py.detach(|| work::run_selfplay(&unit)).map_err(error)?;
     let files = positions
         .npy_files()

@@ -1,0 +1,1219 @@
+//! The grounded path: a game whose rules ground to a bounded size is also
+//! compiled into a network of propositions (a propnet), which answers the
+//! hot questions of play — each role's legal actions, the next state, the
+//! end and the goal values — in native code, while the translation stays
+//! the reference and answers everything else (display, percepts, sampling).
+//!
+//! Grounding: [`Domains`] over-approximates every relation of the state
+//! (negations dropped); each rule is instantiated over those domains; a
+//! ground rule is an AND of literals, a proposition the OR of its rules.
+//! Propositions are evaluated in dependency order, a recursive group
+//! (positive, as GDL's stratification makes it) iterated to its least
+//! fixpoint. Negated literals whose atom no domain holds are true; static
+//! literals are decided while grounding.
+//!
+//! The network plugs into the translation's engine ([`install`]): builtins
+//! that read the state's fluent list, and clauses loaded in front of the
+//! translation's own (`gdl_legal/3`, `gdl_next_fluents/3`...) that use
+//! them, falling through to the translation when a state holds a fluent
+//! the network does not know.
+
+use super::check::Analysis;
+use super::eval::{Domains, Facts, G};
+use super::{Flat, FlatClause, Term};
+use crate::engine::db::FastMap;
+use crate::engine::machine::Machine;
+use crate::engine::term::{Store, hash_cells};
+use crate::engine::{Cell, Engine, Tmpl};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// Most facts the domains may have, and tuple matches spent on them.
+const MAX_FACTS: usize = 1_000_000;
+const MAX_STEPS: u64 = 20_000_000;
+/// Most literals the ground rules may have in all.
+const MAX_LITS: usize = 4_000_000;
+
+/// A literal: a proposition's number times two, plus one when negated.
+type Lit = u32;
+
+/// One step of an evaluation: propositions evaluated once each, in order
+/// (a range of `code`), or a recursive group of them (a range of `groups`)
+/// iterated until nothing changes.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    Run(u32, u32),
+    Group(u32, u32),
+}
+
+/// A game's rules as a network of propositions.
+#[derive(Debug)]
+pub struct Net {
+    /// Propositions: the fluents first (`true`), then the actions
+    /// (`does`), then the derived ones.
+    props: usize,
+    /// The fluents, as terms of the translation (text).
+    fluents: Vec<String>,
+    /// The roles, in order, and each role's actions with their
+    /// propositions (`does`) and legality (`legal`, or `NONE`).
+    roles: Vec<String>,
+    actions: Vec<Vec<(String, u32, u32)>>,
+    /// For each fluent, the proposition that it is next (or `NONE`).
+    next: Vec<u32>,
+    terminal: u32,
+    /// Each role's goal values and their propositions.
+    goals: Vec<Vec<(String, u32)>>,
+    /// Each derived proposition's rules (a range of `rules`), each rule's
+    /// literals (a range of `lits`).
+    rule_start: Vec<u32>,
+    lit_start: Vec<u32>,
+    lits: Vec<Lit>,
+    /// The evaluation order: of the propositions that do not depend on
+    /// the move, then of those that do; the members of recursive groups.
+    state_steps: Vec<Step>,
+    move_steps: Vec<Step>,
+    groups: Vec<u32>,
+    /// The propositions of `Step::Run`s, each as its number, the length
+    /// of its rules, then each rule as its length and its literals: read
+    /// in one pass.
+    code: Vec<u32>,
+    /// Whether the game is GDL-II (percepts or chance: a state records its
+    /// rounds, which native playouts do not).
+    gdl_ii: bool,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Why a game takes the translation's path instead.
+pub type NotGrounded = String;
+
+impl Net {
+    pub fn size(&self) -> (usize, usize) {
+        (self.props, self.lits.len())
+    }
+}
+
+/// Builds the network of a checked game, or says why it cannot.
+pub fn build(clauses: &[FlatClause], a: &Analysis, facts: &Facts) -> Result<Net, NotGrounded> {
+    if let Some((rel, _)) = facts.on_demand.first() {
+        return Err(format!("`{rel}` is computed during play"));
+    }
+    for rel in ["legal", "terminal", "goal"] {
+        if a.takes_m.contains(rel) {
+            return Err(format!("`{rel}` depends on the moves"));
+        }
+    }
+    let mut dom = Domains::compute(clauses, a, facts, MAX_FACTS, MAX_STEPS)?;
+    let mut b = Builder { props: HashMap::new(), rules: Vec::new(), lits: 0 };
+    // Fluents and actions first, so that their numbers are fixed.
+    let fluents: Vec<G> = dom.tuples("true").iter().map(|t| t[0].clone()).collect();
+    for f in &fluents {
+        b.prop("true", std::slice::from_ref(f));
+    }
+    let roles: Vec<G> = dom.tuples("role").iter().map(|t| t[0].clone()).collect();
+    let mut by_role: Vec<Vec<G>> = vec![Vec::new(); roles.len()];
+    for t in dom.tuples("does") {
+        if let Some(r) = roles.iter().position(|r| *r == t[0]) {
+            by_role[r].push(t[1].clone());
+        }
+    }
+    for (r, acts) in by_role.iter().enumerate() {
+        for act in acts {
+            b.prop("does", &[roles[r].clone(), act.clone()]);
+        }
+    }
+    let inputs = b.props.len();
+    let dynamic = |rel: &str| a.reachable.contains(rel) && !a.is_static(rel);
+    for c in clauses.iter().filter(|c| dynamic(&c.head.rel)) {
+        let (names, rows) = dom.bindings(c)?;
+        for row in rows {
+            let env: HashMap<&str, &G> = names.iter().map(String::as_str).zip(row.iter()).collect();
+            let head: Vec<G> = c
+                .head
+                .args
+                .iter()
+                .map(|t| ground(t, &env, &dom))
+                .collect::<Option<_>>()
+                .ok_or_else(|| format!("a rule of `{}` has a symbol no fact has", c.head.rel))?;
+            let mut body = Vec::new();
+            let mut holds = true;
+            for l in &c.body {
+                match b.literal(l, &env, &dom, &dynamic)? {
+                    Value::True => {}
+                    Value::False => {
+                        holds = false;
+                        break;
+                    }
+                    Value::Lit(x) => body.push(x),
+                }
+            }
+            if holds {
+                let p = b.prop(&c.head.rel, &head);
+                b.add_rule(p, body)?;
+            }
+        }
+    }
+    let text = |g: &G| super::emit::g_text(g, dom.symbols());
+    let prop_of = |b: &Builder, rel: &str, args: &[G]| b.props.get(&(rel.to_string(), args.to_vec())).copied();
+    let actions: Vec<Vec<(String, u32, u32)>> = by_role
+        .iter()
+        .enumerate()
+        .map(|(r, acts)| {
+            acts.iter()
+                .map(|act| {
+                    let args = [roles[r].clone(), act.clone()];
+                    let does = prop_of(&b, "does", &args).expect("every action has its proposition");
+                    (text(act), does, prop_of(&b, "legal", &args).unwrap_or(NONE))
+                })
+                .collect()
+        })
+        .collect();
+    let next = fluents.iter().map(|f| prop_of(&b, "next", std::slice::from_ref(f)).unwrap_or(NONE)).collect();
+    let terminal = prop_of(&b, "terminal", &[]).unwrap_or(NONE);
+    let mut goals: Vec<Vec<(String, u32)>> = vec![Vec::new(); roles.len()];
+    for ((rel, args), &p) in &b.props {
+        if rel == "goal"
+            && let Some(r) = roles.iter().position(|r| *r == args[0])
+        {
+            goals[r].push((text(&args[1]), p));
+        }
+    }
+    for g in &mut goals {
+        g.sort_by_key(|(_, p)| *p);
+    }
+    let fluents = fluents.iter().map(text).collect();
+    let roles: Vec<String> = roles.iter().map(text).collect();
+    let gdl_ii = roles.iter().any(|r| r == "random") || clauses.iter().any(|c| c.head.rel == "sees");
+    let mut net = b.finish(inputs, fluents, roles, actions, next, terminal, goals);
+    net.gdl_ii = gdl_ii;
+    Ok(net)
+}
+
+/// What a literal comes to once its variables are bound.
+enum Value {
+    True,
+    False,
+    Lit(Lit),
+}
+
+struct Builder {
+    /// Every proposition by its relation and arguments.
+    props: HashMap<(String, Vec<G>), u32>,
+    /// The rules of each proposition (empty for fluents and actions).
+    rules: Vec<Vec<Vec<Lit>>>,
+    lits: usize,
+}
+
+impl Builder {
+    fn prop(&mut self, rel: &str, args: &[G]) -> u32 {
+        let n = self.props.len() as u32;
+        let p = *self.props.entry((rel.to_string(), args.to_vec())).or_insert(n);
+        if p as usize == self.rules.len() {
+            self.rules.push(Vec::new());
+        }
+        p
+    }
+
+    fn add_rule(&mut self, p: u32, body: Vec<Lit>) -> Result<(), NotGrounded> {
+        self.lits += body.len() + 1;
+        if self.lits > MAX_LITS {
+            return Err(format!("the ground rules have more than {MAX_LITS} literals"));
+        }
+        self.rules[p as usize].push(body);
+        Ok(())
+    }
+
+    /// A fresh proposition (of a negated conjunction or disjunction).
+    fn aux(&mut self) -> u32 {
+        let n = self.props.len() as u32;
+        self.props.insert((String::new(), vec![G::S(n)]), n);
+        self.rules.push(Vec::new());
+        n
+    }
+
+    /// A body literal, bound by `env`: decided now when it is static.
+    fn literal(
+        &mut self,
+        l: &Flat,
+        env: &HashMap<&str, &G>,
+        dom: &Domains,
+        dynamic: &dyn Fn(&str) -> bool,
+    ) -> Result<Value, NotGrounded> {
+        let unbound = || "a negation has a variable no positive literal binds".to_string();
+        Ok(match l {
+            Flat::Pos(atom) => {
+                let Some(args) = atom.args.iter().map(|t| ground(t, env, dom)).collect::<Option<Vec<G>>>() else {
+                    // A symbol no fact has: the literal never holds.
+                    return Ok(Value::False);
+                };
+                let state = matches!(atom.rel.as_str(), "true" | "does") || dynamic(&atom.rel);
+                if !state {
+                    if dom.has(&atom.rel, &args) { Value::True } else { Value::False }
+                } else if !dom.has(&atom.rel, &args) {
+                    Value::False
+                } else {
+                    Value::Lit(self.prop(&atom.rel, &args) * 2)
+                }
+            }
+            Flat::Distinct(x, y, _) => {
+                let bound = |t: &Term| {
+                    let mut vs = Vec::new();
+                    t.vars(&mut vs);
+                    vs.iter().all(|v| env.contains_key(v))
+                };
+                if !bound(x) || !bound(y) {
+                    return Err(unbound());
+                }
+                // An unknown symbol is distinct from any known term.
+                match (ground(x, env, dom), ground(y, env, dom)) {
+                    (Some(gx), Some(gy)) if gx == gy => Value::False,
+                    (None, None) if term_key(x, env) == term_key(y, env) => Value::False,
+                    _ => Value::True,
+                }
+            }
+            Flat::Not(alts, _) => {
+                let mut lits = Vec::new();
+                for alt in alts {
+                    let mut vs = Vec::new();
+                    alt.iter().for_each(|l| l.vars(&mut vs));
+                    if !vs.iter().all(|v| env.contains_key(v)) {
+                        return Err(unbound());
+                    }
+                    match self.conjunction(alt, env, dom, dynamic)? {
+                        Value::True => return Ok(Value::False),
+                        Value::False => {}
+                        Value::Lit(x) => lits.push(x),
+                    }
+                }
+                match lits.as_slice() {
+                    [] => Value::True,
+                    [x] => Value::Lit(x ^ 1),
+                    _ => {
+                        let p = self.aux();
+                        for x in lits {
+                            self.add_rule(p, vec![x])?;
+                        }
+                        Value::Lit(p * 2 + 1)
+                    }
+                }
+            }
+        })
+    }
+
+    fn conjunction(
+        &mut self,
+        alt: &[Flat],
+        env: &HashMap<&str, &G>,
+        dom: &Domains,
+        dynamic: &dyn Fn(&str) -> bool,
+    ) -> Result<Value, NotGrounded> {
+        let mut lits = Vec::new();
+        for l in alt {
+            match self.literal(l, env, dom, dynamic)? {
+                Value::True => {}
+                Value::False => return Ok(Value::False),
+                Value::Lit(x) => lits.push(x),
+            }
+        }
+        Ok(match lits.as_slice() {
+            [] => Value::True,
+            [x] => Value::Lit(*x),
+            _ => {
+                let p = self.aux();
+                self.add_rule(p, lits)?;
+                Value::Lit(p * 2)
+            }
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        self,
+        inputs: usize,
+        fluents: Vec<String>,
+        roles: Vec<String>,
+        actions: Vec<Vec<(String, u32, u32)>>,
+        next: Vec<u32>,
+        terminal: u32,
+        goals: Vec<Vec<(String, u32)>>,
+    ) -> Net {
+        let n = self.rules.len();
+        let mut rule_start = Vec::with_capacity(n + 1);
+        let mut lit_start = vec![0u32];
+        let mut lits = Vec::with_capacity(self.lits);
+        for rules in &self.rules {
+            rule_start.push((lit_start.len() - 1) as u32);
+            for body in rules {
+                // An AND stops at its first false literal: the positive
+                // ones first (a fluent or an action holds in few states),
+                // fluents and actions before derived propositions, the
+                // negated ones last.
+                let start = lits.len();
+                lits.extend(body.iter().copied());
+                lits[start..].sort_by_key(|&l| (l & 1, (l / 2) as usize >= inputs));
+                lit_start.push(lits.len() as u32);
+            }
+        }
+        rule_start.push((lit_start.len() - 1) as u32);
+        // Dependencies between derived propositions; which depend on the
+        // move.
+        let deps = |p: usize| {
+            (rule_start[p]..rule_start[p + 1])
+                .flat_map(|r| lits[lit_start[r as usize] as usize..lit_start[r as usize + 1] as usize].iter())
+                .map(|l| (l / 2) as usize)
+        };
+        let order = components(n, inputs, &deps);
+        let fluent_count = fluents.len();
+        let mut on_move = vec![false; n];
+        on_move[fluent_count..inputs].fill(true);
+        let mut state_steps: Vec<Step> = Vec::new();
+        let mut move_steps: Vec<Step> = Vec::new();
+        let mut groups = Vec::new();
+        let mut code: Vec<u32> = Vec::new();
+        for comp in &order {
+            let moves = comp.iter().any(|&p| deps(p).any(|d| on_move[d]));
+            for &p in comp {
+                on_move[p] = moves;
+            }
+            let recursive = comp.len() > 1 || deps(comp[0]).any(|d| d == comp[0]);
+            let steps = if moves { &mut move_steps } else { &mut state_steps };
+            if recursive {
+                let start = groups.len() as u32;
+                groups.extend(comp.iter().map(|&p| p as u32));
+                steps.push(Step::Group(start, groups.len() as u32));
+                continue;
+            }
+            let p = comp[0];
+            let start = code.len() as u32;
+            code.push(p as u32);
+            code.push(0);
+            for r in rule_start[p]..rule_start[p + 1] {
+                let body = &lits[lit_start[r as usize] as usize..lit_start[r as usize + 1] as usize];
+                code.push(body.len() as u32);
+                code.extend_from_slice(body);
+            }
+            code[start as usize + 1] = code.len() as u32 - start - 2;
+            match steps.last_mut() {
+                Some(Step::Run(_, end)) if *end == start => *end = code.len() as u32,
+                _ => steps.push(Step::Run(start, code.len() as u32)),
+            }
+        }
+        Net {
+            props: n,
+            fluents,
+            roles,
+            actions,
+            next,
+            terminal,
+            goals,
+            rule_start,
+            lit_start,
+            lits,
+            state_steps,
+            move_steps,
+            groups,
+            code,
+            gdl_ii: false,
+        }
+    }
+}
+
+/// A term with its variables bound, if every symbol is known.
+fn ground(t: &Term, env: &HashMap<&str, &G>, dom: &Domains) -> Option<G> {
+    match t {
+        Term::Sym(s, _) => dom.sym(s).map(G::S),
+        Term::Var(v, _) => env.get(v.as_str()).map(|g| (*g).clone()),
+        Term::Fn(f, args, _) => {
+            let f = dom.sym(f)?;
+            Some(G::F(f, args.iter().map(|a| ground(a, env, dom)).collect::<Option<Rc<[G]>>>()?))
+        }
+    }
+}
+
+/// A term's text with its variables bound (to compare terms with unknown
+/// symbols).
+fn term_key(t: &Term, env: &HashMap<&str, &G>) -> String {
+    match t {
+        Term::Sym(s, _) => s.clone(),
+        Term::Var(v, _) => format!("{:?}", env.get(v.as_str())),
+        Term::Fn(f, args, _) => {
+            format!("({f} {})", args.iter().map(|a| term_key(a, env)).collect::<Vec<_>>().join(" "))
+        }
+    }
+}
+
+/// The strongly connected components of the derived propositions
+/// (`first..n`), each after those it depends on (Tarjan's algorithm,
+/// without recursion).
+fn components<I: Iterator<Item = usize>>(n: usize, first: usize, deps: &dyn Fn(usize) -> I) -> Vec<Vec<usize>> {
+    const UNSEEN: u32 = u32::MAX;
+    struct Walk {
+        index: Vec<u32>,
+        low: Vec<u32>,
+        on_stack: Vec<bool>,
+        stack: Vec<usize>,
+        counter: u32,
+        /// Each frame: a proposition and its dependencies still to visit.
+        frames: Vec<(usize, Vec<usize>)>,
+    }
+    impl Walk {
+        fn enter(&mut self, p: usize, todo: Vec<usize>) {
+            self.index[p] = self.counter;
+            self.low[p] = self.counter;
+            self.counter += 1;
+            self.stack.push(p);
+            self.on_stack[p] = true;
+            self.frames.push((p, todo));
+        }
+    }
+    let mut w = Walk {
+        index: vec![UNSEEN; n],
+        low: vec![0; n],
+        on_stack: vec![false; n],
+        stack: Vec::new(),
+        counter: 0,
+        frames: Vec::new(),
+    };
+    let mut out = Vec::new();
+    for root in first..n {
+        if w.index[root] != UNSEEN {
+            continue;
+        }
+        w.enter(root, deps(root).filter(|&d| d >= first).collect());
+        while let Some((p, todo)) = w.frames.last_mut() {
+            let p = *p;
+            if let Some(d) = todo.pop() {
+                if w.index[d] == UNSEEN {
+                    w.enter(d, deps(d).filter(|&d| d >= first).collect());
+                } else if w.on_stack[d] {
+                    w.low[p] = w.low[p].min(w.index[d]);
+                }
+                continue;
+            }
+            w.frames.pop();
+            if let Some(&(parent, _)) = w.frames.last() {
+                w.low[parent] = w.low[parent].min(w.low[p]);
+            }
+            if w.low[p] == w.index[p] {
+                let mut comp = Vec::new();
+                loop {
+                    let q = w.stack.pop().expect("on the stack");
+                    w.on_stack[q] = false;
+                    comp.push(q);
+                    if q == p {
+                        break;
+                    }
+                }
+                out.push(comp);
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Evaluation
+// ---------------------------------------------------------------------------
+
+/// A network's values for one state (and move).
+struct Values {
+    v: Vec<bool>,
+    /// The fluents set now (their numbers), sorted.
+    state: Vec<u32>,
+    /// Whether `v` holds the state's derived values.
+    fresh: bool,
+}
+
+impl Net {
+    fn holds(&self, p: u32, v: &[bool]) -> bool {
+        let (r0, r1) = (self.rule_start[p as usize], self.rule_start[p as usize + 1]);
+        (r0..r1).any(|r| {
+            self.lits[self.lit_start[r as usize] as usize..self.lit_start[r as usize + 1] as usize]
+                .iter()
+                .all(|&l| v[(l / 2) as usize] != (l & 1 == 1))
+        })
+    }
+
+    /// Evaluates the propositions of a stretch of `code`.
+    fn run_code(&self, code: &[u32], v: &mut [bool]) {
+        let mut i = 0;
+        while i < code.len() {
+            let (p, len) = (code[i] as usize, code[i + 1] as usize);
+            let end = i + 2 + len;
+            let mut j = i + 2;
+            let mut holds = false;
+            while j < end {
+                let n = code[j] as usize;
+                let body = &code[j + 1..j + 1 + n];
+                if body.iter().all(|&l| v[(l / 2) as usize] != (l & 1 == 1)) {
+                    holds = true;
+                    break;
+                }
+                j += 1 + n;
+            }
+            v[p] = holds;
+            i = end;
+        }
+    }
+
+    fn run(&self, steps: &[Step], v: &mut [bool]) {
+        for step in steps {
+            match *step {
+                Step::Run(a, b) => self.run_code(&self.code[a as usize..b as usize], v),
+                Step::Group(a, b) => {
+                    let members = &self.groups[a as usize..b as usize];
+                    for &p in members {
+                        v[p as usize] = false;
+                    }
+                    loop {
+                        let mut changed = false;
+                        for &p in members {
+                            if !v[p as usize] && self.holds(p, v) {
+                                v[p as usize] = true;
+                                changed = true;
+                            }
+                        }
+                        if !changed {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sets the state's fluents and computes what follows from them.
+    fn set_state(&self, vals: &mut Values, state: &[u32]) {
+        if vals.fresh && vals.state == state {
+            return;
+        }
+        for &f in &vals.state {
+            vals.v[f as usize] = false;
+        }
+        for &f in state {
+            vals.v[f as usize] = true;
+        }
+        vals.state.clear();
+        vals.state.extend_from_slice(state);
+        self.run(&self.state_steps, &mut vals.v);
+        vals.fresh = true;
+    }
+
+    /// Which fluents hold next after the actions `does` (propositions).
+    fn next_state(&self, vals: &mut Values, does: &[u32], out: &mut Vec<bool>) {
+        for &d in does {
+            vals.v[d as usize] = true;
+        }
+        self.run(&self.move_steps, &mut vals.v);
+        out.clear();
+        out.extend(self.next.iter().map(|&p| p != NONE && vals.v[p as usize]));
+        for &d in does {
+            vals.v[d as usize] = false;
+        }
+    }
+
+    fn on(&self, p: u32, vals: &Values) -> bool {
+        p != NONE && vals.v[p as usize]
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The network in an engine
+// ---------------------------------------------------------------------------
+
+/// Terms of the engine, found fast: a flat term (an atom, a number, or a
+/// compound whose arguments are) by its cells, read straight off the heap;
+/// any other by its canonical copy.
+#[derive(Default)]
+struct TermIndex {
+    terms: Vec<Tmpl>,
+    /// Each term's flat cells (empty for the others).
+    flat_cells: Vec<Vec<Cell>>,
+    flat: FastMap<u64, Vec<u32>>,
+    deep: FastMap<u64, Vec<u32>>,
+    /// The term last found at each heap address (hashed into the table),
+    /// checked against the heap before it is believed: a state's list is
+    /// read several times a move.
+    seen: Vec<(usize, u32)>,
+}
+
+/// Entries of [`TermIndex::seen`] (a power of two).
+const SEEN: usize = 1024;
+
+/// Most arguments a flat term has.
+const FLAT_ARGS: usize = 8;
+
+fn flat_arg(c: Cell) -> bool {
+    matches!(c, Cell::Atom(_) | Cell::Int(_))
+}
+
+/// A template's flat cells: its functor and arguments (or itself).
+fn tmpl_flat(t: &Tmpl) -> Option<Vec<Cell>> {
+    match t.cells[0] {
+        c if flat_arg(c) => Some(vec![c]),
+        Cell::Str(k) => {
+            let Cell::Fun(_, n) = t.cells[k] else { return None };
+            let cells = &t.cells[k..=k + n as usize];
+            (n as usize <= FLAT_ARGS && cells[1..].iter().all(|&c| flat_arg(c))).then(|| cells.to_vec())
+        }
+        _ => None,
+    }
+}
+
+/// A heap term's flat cells, into `buf`: how many, if it is flat.
+fn heap_flat(store: &Store, c: Cell, buf: &mut [Cell; FLAT_ARGS + 1]) -> Option<usize> {
+    match store.deref(c) {
+        c if flat_arg(c) => {
+            buf[0] = c;
+            Some(1)
+        }
+        Cell::Str(p) => {
+            let f @ Cell::Fun(_, n) = store.heap[p] else { return None };
+            let n = n as usize;
+            if n > FLAT_ARGS {
+                return None;
+            }
+            buf[0] = f;
+            for (i, slot) in buf[1..=n].iter_mut().enumerate() {
+                let a = store.deref(store.heap[p + 1 + i]);
+                if !flat_arg(a) {
+                    return None;
+                }
+                *slot = a;
+            }
+            Some(n + 1)
+        }
+        _ => None,
+    }
+}
+
+impl TermIndex {
+    /// Whether the compound at heap address `p` is flat term `i`.
+    fn same_flat(&self, store: &Store, p: usize, i: u32) -> bool {
+        let cells = &self.flat_cells[i as usize];
+        cells.len() > 1
+            && store.heap[p] == cells[0]
+            && cells[1..].iter().enumerate().all(|(k, &a)| store.deref(store.heap[p + 1 + k]) == a)
+    }
+
+    fn add(&mut self, t: Tmpl) -> u32 {
+        let i = self.terms.len() as u32;
+        match tmpl_flat(&t) {
+            Some(cells) => {
+                self.flat.entry(hash_cells(&cells)).or_default().push(i);
+                self.flat_cells.push(cells);
+            }
+            None => {
+                self.deep.entry(t.hash64()).or_default().push(i);
+                self.flat_cells.push(Vec::new());
+            }
+        }
+        self.terms.push(t);
+        i
+    }
+
+    /// The number of the ground term `c` of the machine's heap, if known.
+    fn find(&mut self, store: &mut Store, c: Cell, vars: &mut Vec<usize>) -> Option<u32> {
+        let c = store.deref(c);
+        if let Cell::Str(p) = c {
+            if self.seen.is_empty() {
+                self.seen = vec![(usize::MAX, 0); SEEN];
+            }
+            let (at, i) = self.seen[p & (SEEN - 1)];
+            if at == p && self.same_flat(store, p, i) {
+                return Some(i);
+            }
+        }
+        let mut buf = [Cell::Int(0); FLAT_ARGS + 1];
+        if let Some(n) = heap_flat(store, c, &mut buf) {
+            let cells = &buf[..n];
+            let i =
+                self.flat.get(&hash_cells(cells))?.iter().copied().find(|&i| self.flat_cells[i as usize] == cells)?;
+            if let Cell::Str(p) = c {
+                self.seen[p & (SEEN - 1)] = (p, i);
+            }
+            return Some(i);
+        }
+        vars.clear();
+        let cells = store.copy_out_scratch(c, vars).ok()?;
+        if !vars.is_empty() {
+            return None;
+        }
+        self.deep.get(&hash_cells(cells))?.iter().copied().find(|&i| self.terms[i as usize].cells == cells)
+    }
+}
+
+/// What the builtins keep in the engine.
+struct Runtime {
+    net: Arc<Net>,
+    vals: Values,
+    fluents: TermIndex,
+    /// The fluents in the standard order of their terms, and each one's
+    /// place in it.
+    fluent_order: Vec<u32>,
+    fluent_rank: Vec<u32>,
+    roles: TermIndex,
+    /// Each role's actions, and their order.
+    actions: Vec<TermIndex>,
+    action_order: Vec<Vec<u32>>,
+    goal_values: Vec<Vec<Tmpl>>,
+    /// The goal values as numbers (`None` if one is not an integer: no
+    /// native playouts then), and which roles are players (not `random`).
+    goal_numbers: Option<Vec<Vec<i64>>>,
+    players: Vec<bool>,
+    /// Scratch of playouts: each role's legal actions.
+    legal: Vec<Vec<u32>>,
+    /// Scratch: a state's fluents, the actions of a move, a next state.
+    state: Vec<u32>,
+    does: Vec<u32>,
+    next: Vec<bool>,
+    vars: Vec<usize>,
+}
+
+/// Shares a network between engines (threads build their own engine).
+pub type Shared = Arc<Net>;
+
+/// The clauses that route the translation's hot predicates through the
+/// network; each falls through to the translation's own clauses when the
+/// network does not know the state.
+const FRONT: &str = "\
+gdl_legal(R, A, Fs) :- '$gdl_legal'(Fs, Pairs), !, member(R-A, Pairs).
+gdl_is_legal(R, A, Fs) :- '$gdl_is_legal'(Fs, R, A, T), !, T == true.
+gdl_terminal(Fs) :- '$gdl_terminal'(Fs, T), !, T == true.
+gdl_goal(R, V, Fs) :- '$gdl_goals'(Fs, Pairs), !, member(R-V, Pairs).
+gdl_next(F, Fs, Joint) :- '$gdl_next'(Fs, Joint, Next), !, member(F, Next).
+gdl_actions(R, Fs, Actions) :- '$gdl_actions'(Fs, R, As), !, Actions = As.
+gdl_next_fluents(Fs, Joint, Next) :- '$gdl_next'(Fs, Joint, N), !, Next = N.
+'$playout'(How, S, P0, Max, P, E, Last) :-
+    '$gdl_playout'(S, P0, Max, P1, E1, S1),
+    !,
+    (   E1 == broken
+    ->  (   game_over(S1, R)
+        ->  P = P1, E = over(R), Last = S1
+        ;   '$random_move'(How, S1, _),
+            throw(error(no_legal_move(S1), '$playout'/6))
+        )
+    ;   P = P1, E = E1, Last = S1
+    ).
+gdl_kinds(Fs, Kinds) :-
+    '$gdl_kinds'(Fs, K),
+    !,
+    (   K == broken
+    ->  gdl_roles(Roles),
+        gdl_kinds(Roles, Fs, Kinds)
+    ;   K \\== terminal,
+        Kinds = K
+    ).
+";
+
+/// Puts the network into an engine that has loaded the game's
+/// translation.
+pub fn install(engine: &mut Engine, net: &Shared) -> Result<(), String> {
+    let mut parse = |t: &str| engine.parse_term(t).map_err(|e| format!("`{t}`: {e}"));
+    let mut fluents = TermIndex::default();
+    for f in &net.fluents {
+        fluents.add(parse(f)?);
+    }
+    let mut roles = TermIndex::default();
+    for r in &net.roles {
+        roles.add(parse(r)?);
+    }
+    let mut actions = Vec::new();
+    for acts in &net.actions {
+        let mut idx = TermIndex::default();
+        for (a, _, _) in acts {
+            idx.add(parse(a)?);
+        }
+        actions.push(idx);
+    }
+    let mut goal_values = Vec::new();
+    for gs in &net.goals {
+        goal_values.push(gs.iter().map(|(v, _)| parse(v)).collect::<Result<Vec<_>, _>>()?);
+    }
+    let goal_numbers = net.goals.iter().map(|gs| gs.iter().map(|(v, _)| v.parse::<i64>().ok()).collect()).collect();
+    let players = net.roles.iter().map(|r| r != "random").collect();
+    let fluent_order = engine.standard_order(&fluents.terms);
+    let mut fluent_rank = vec![0; fluent_order.len()];
+    for (k, &f) in fluent_order.iter().enumerate() {
+        fluent_rank[f as usize] = k as u32;
+    }
+    let action_order = actions.iter().map(|idx| engine.standard_order(&idx.terms)).collect();
+    let rt = Runtime {
+        net: net.clone(),
+        vals: Values { v: vec![false; net.props], state: Vec::new(), fresh: false },
+        fluents,
+        fluent_order,
+        fluent_rank,
+        roles,
+        actions,
+        action_order,
+        goal_values,
+        goal_numbers,
+        players,
+        legal: vec![Vec::new(); net.roles.len()],
+        state: Vec::new(),
+        does: Vec::new(),
+        next: Vec::new(),
+        vars: Vec::new(),
+    };
+    engine.set_ext(Box::new(rt));
+    engine.add_builtin("$gdl_legal", 2, bi_legal);
+    engine.add_builtin("$gdl_terminal", 2, bi_terminal);
+    engine.add_builtin("$gdl_goals", 2, bi_goals);
+    engine.add_builtin("$gdl_next", 3, bi_next);
+    engine.add_builtin("$gdl_actions", 3, bi_actions);
+    engine.add_builtin("$gdl_kinds", 2, bi_kinds);
+    engine.add_builtin("$gdl_is_legal", 4, bi_is_legal);
+    engine.add_builtin("$gdl_playout", 6, bi_playout);
+    let report = engine.load_front("grounded rules", FRONT);
+    if report.has_errors() {
+        return Err(format!("{:?}", report.diagnostics));
+    }
+    Ok(())
+}
+
+/// Runs `f` with the runtime taken out of the machine; fails (no answer)
+/// where the machine has none.
+fn with_rt(m: &mut Machine, f: impl FnOnce(&mut Machine, &mut Runtime) -> Option<bool>) -> Option<bool> {
+    let mut ext = m.ext.take()?;
+    let out = ext.downcast_mut::<Runtime>().and_then(|rt| f(m, rt));
+    m.ext = Some(ext);
+    out
+}
+
+impl Runtime {
+    /// Reads a fluent list into `self.state` and evaluates it; `None` when
+    /// a fluent is unknown (or the list is not a ground list).
+    fn read_state(&mut self, m: &mut Machine, list: Cell) -> Option<()> {
+        self.state.clear();
+        let mut c = m.store.deref(list);
+        loop {
+            match c {
+                Cell::Lst(p) => {
+                    let head = m.store.heap[p];
+                    self.state.push(self.fluents.find(&mut m.store, head, &mut self.vars)?);
+                    c = m.store.deref(m.store.heap[p + 1]);
+                }
+                Cell::Atom(a) if a == crate::engine::atoms::atom::NIL => break,
+                _ => return None,
+            }
+        }
+        // A state's list is sorted: then so are the fluents' ranks.
+        let rank = &self.fluent_rank;
+        if !self.state.windows(2).all(|w| rank[w[0] as usize] < rank[w[1] as usize]) {
+            self.state.sort_unstable_by_key(|&f| rank[f as usize]);
+            self.state.dedup();
+        }
+        self.net.set_state(&mut self.vals, &self.state);
+        Some(())
+    }
+
+    fn find_in(idx: &mut TermIndex, vars: &mut Vec<usize>, m: &mut Machine, c: Cell) -> Option<u32> {
+        idx.find(&mut m.store, c, vars)
+    }
+
+    fn build(m: &mut Machine, t: &Tmpl) -> Cell {
+        m.store.copy_in(t, &mut Vec::new())
+    }
+
+    /// The legal actions of role `r`, in standard order.
+    fn legal_of(&self, r: usize) -> impl Iterator<Item = u32> + '_ {
+        self.action_order[r]
+            .iter()
+            .copied()
+            .filter(move |&i| self.net.on(self.net.actions[r][i as usize].2, &self.vals))
+    }
+}
+
+fn bi_legal(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
+    let (fs, out) = (a[0], a[1]);
+    Ok(with_rt(m, |m, rt| {
+        rt.read_state(m, fs)?;
+        let mut items = Vec::new();
+        for r in 0..rt.net.roles.len() {
+            let legal: Vec<u32> = rt.legal_of(r).collect();
+            for i in legal {
+                let role = Runtime::build(m, &rt.roles.terms[r]);
+                let act = Runtime::build(m, &rt.actions[r].terms[i as usize]);
+                items.push(m.store.new_struct(crate::engine::atoms::atom::MINUS, &[role, act]));
+            }
+        }
+        let list = m.store.new_list(&items);
+        Some(m.store.unify(out, list))
+    })
+    .unwrap_or(false))
+}
+
+fn bi_terminal(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
+    let (fs, out) = (a[0], a[1]);
+    Ok(with_rt(m, |m, rt| {
+        rt.read_state(m, fs)?;
+        let t = if rt.net.on(rt.net.terminal, &rt.vals) { "true" } else { "false" };
+        let t = Cell::Atom(m.atoms.intern(t));
+        Some(m.store.unify(out, t))
+    })
+    .unwrap_or(false))
+}
+
+fn bi_goals(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
+    let (fs, out) = (a[0], a[1]);
+    Ok(with_rt(m, |m, rt| {
+        rt.read_state(m, fs)?;
+        let mut items = Vec::new();
+        for (r, gs) in rt.net.goals.iter().enumerate() {
+            for (k, &(_, p)) in gs.iter().enumerate() {
+                if rt.net.on(p, &rt.vals) {
+                    let role = Runtime::build(m, &rt.roles.terms[r]);
+                    let v = Runtime::build(m, &rt.goal_values[r][k]);
+                    items.push(m.store.new_struct(crate::engine::atoms::atom::MINUS, &[role, v]));
+                }
+            }
+        }
+        let list = m.store.new_list(&items);
+        Some(m.store.unify(out, list))
+    })
+    .unwrap_or(false))
+}
+
+fn bi_actions(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
+    let (fs, role, out) = (a[0], a[1], a[2]);
+    Ok(with_rt(m, |m, rt| {
+        let r = Runtime::find_in(&mut rt.roles, &mut rt.vars, m, role)? as usize;
+        rt.read_state(m, fs)?;
+        let legal: Vec<u32> = rt.legal_of(r).collect();
+        let items: Vec<Cell> = legal.iter().map(|&i| Runtime::build(m, &rt.actions[r].terms[i as usize])).collect();
+        let list = m.store.new_list(&items);
+        Some(m.store.unify(out, list))
+    })
+    .unwrap_or(false))
+}
+
+fn bi_is_legal(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
+    let (fs, role, act, out) = (a[0], a[1], a[2], a[3]);
+    Ok(with_rt(m, |m, rt| {
+        let r = Runtime::find_in(&mut rt.roles, &mut rt.vars, m, role)? as usize;
+        rt.read_state(m, fs)?;
+        // An action no rule can make legal is not.
+        let legal = Runtime::find_in(&mut rt.actions[r], &mut rt.vars, m, act)
+            .is_some_and(|i| rt.net.on(rt.net.actions[r][i as usize].2, &rt.vals));
+        let t = Cell::Atom(m.atoms.intern(if legal { "true" } else { "false" }));
+        Some(m.store.unify(out, t))
+    })
+    .unwrap_or(false))
+}
+
+fn bi_kinds(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
+    let (fs, out) = (a[0], a[1]);
+    Ok(with_rt(m, |m, rt| {
+        rt.read_state(m, fs)?;
+        let many = m.atoms.intern("many");
+        let one = m.atoms.intern("one");
+        let mut items = Vec::new();
+        for r in 0..rt.net.roles.len() {
+            let mut legal = rt.legal_of(r);
+            let (first, second) = (legal.next(), legal.next());
+            let kind = match (first, second) {
+                (None, _) => {
+                    let word = if rt.net.on(rt.net.terminal, &rt.vals) { "terminal" } else { "broken" };
+                    let word = Cell::Atom(m.atoms.intern(word));
+                    return Some(m.store.unify(out, word));
+                }
+                (Some(_), Some(_)) => Cell::Atom(many),
+                (Some(i), None) => {
+                    let act = Runtime::build(m, &rt.actions[r].terms[i as usize]);
+                    m.store.new_struct(one, &[act])
+                }
+            };
+            let role = Runtime::build(m, &rt.roles.terms[r]);
+            items.push(m.store.new_struct(crate::engine::atoms::atom::MINUS, &[role, kind]));
+        }
+        let list = m.store.new_list(&items);
+        Some(m.store.unify(out, list))
+    })
+    .unwrap_or(false))
+}
+
+fn bi_next(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
+    let (fs, joint, out) = (a[0], a[1], a[2]);
+    Ok(with_rt(m, |m, rt| {
+        rt.read_state(m, fs)?;
+        // The joint move: does(Role, Action) for each role.
+        rt.does.clear();
+        let mut c = m.store.deref(joint);
+        loop {
+            match c {
+                Cell::Lst(p) => {
+                    let d = m.store.deref(m.store.heap[p]);
+                    let Cell::Str(s) = d else { return None };
+                    let (role, act) = (m.store.heap[s + 1], m.store.heap[s + 2]);
+                    let r = Runtime::find_in(&mut rt.roles, &mut rt.vars, m, role)? as usize;
+                    let i = Runtime::find_in(&mut rt.actions[r], &mut rt.vars, m, act)? as usize;
+                    rt.does.push(rt.net.actions[r][i].1);
+                    c = m.store.deref(m.store.heap[p + 1]);
+                }
+                Cell::Atom(x) if x == crate::engine::atoms::atom::NIL => break,
+                _ => return None,
+            }
+        }
+        let mut next = std::mem::take(&mut rt.next);
+        rt.net.next_state(&mut rt.vals, &rt.does, &mut next);
+        // In the standard order of the terms.
+        let items: Vec<Cell> = rt
+            .fluent_order
+            .iter()
+            .filter(|&&f| next[f as usize])
+            .map(|&f| Runtime::build(m, &rt.fluents.terms[f as usize]))
+            .collect();
+        rt.next = next;
+        let list = m.store.new_list(&items);
+        Some(m.store.unify(out, list))
+    })
+    .unwrap_or(false))
+}
+
+/// How a native playout ended.
+enum End {
+    Winner(usize),
+    Draw,
+    Cut,
+    /// A state that breaks GDL's rules (a role without a legal action, or
+    /// without a goal value at the end): the translation reports it.
+    Broken,
+}
+
+impl Runtime {
+    /// Random rounds from the state read last until the game ends, `max`
+    /// plies are played, or the state breaks GDL's rules: the plies played
+    /// and how it ended, the state reached in `self.state`. A round is as
+    /// many plies as roles choose in it (at least one), as in the
+    /// translation's rounds.
+    fn playout(&mut self, m: &mut Machine, mut plies: i64, max: i64) -> Result<(i64, End), crate::engine::Exc> {
+        let net = self.net.clone();
+        let goals = self.goal_numbers.clone().unwrap_or_default();
+        loop {
+            if net.on(net.terminal, &self.vals) {
+                // The player with the highest goal value wins; a tie at the
+                // top is a draw.
+                let mut best: Option<(i64, usize, bool)> = None;
+                for (r, gs) in goals.iter().enumerate().filter(|(r, _)| self.players[*r]) {
+                    let values = gs.iter().zip(&net.goals[r]).filter(|(_, (_, p))| net.on(*p, &self.vals));
+                    let Some(v) = values.map(|(v, _)| *v).max() else {
+                        return Ok((plies, End::Broken));
+                    };
+                    best = match best {
+                        Some((b, w, tie)) if v <= b => Some((b, w, tie || v == b)),
+                        _ => Some((v, r, false)),
+                    };
+                }
+                return Ok(match best {
+                    Some((_, w, false)) => (plies, End::Winner(w)),
+                    Some(_) => (plies, End::Draw),
+                    None => (plies, End::Broken),
+                });
+            }
+            if plies >= max {
+                return Ok((plies, End::Cut));
+            }
+            let mut choosers = 0;
+            for r in 0..net.roles.len() {
+                let mut legal = std::mem::take(&mut self.legal[r]);
+                legal.clear();
+                legal.extend(
+                    (0..net.actions[r].len() as u32).filter(|&i| net.on(net.actions[r][i as usize].2, &self.vals)),
+                );
+                if legal.is_empty() {
+                    return Ok((plies, End::Broken));
+                }
+                choosers += usize::from(legal.len() > 1);
+                self.legal[r] = legal;
+            }
+            plies += choosers.max(1) as i64;
+            self.does.clear();
+            for r in 0..net.roles.len() {
+                let legal = &self.legal[r];
+                let i =
+                    if legal.len() == 1 { legal[0] } else { legal[rand::Rng::gen_range(&mut m.rng, 0..legal.len())] };
+                self.does.push(net.actions[r][i as usize].1);
+            }
+            let mut next = std::mem::take(&mut self.next);
+            net.next_state(&mut self.vals, &self.does, &mut next);
+            self.state.clear();
+            self.state.extend(self.fluent_order.iter().copied().filter(|&f| next[f as usize]));
+            self.next = next;
+            let state = std::mem::take(&mut self.state);
+            net.set_state(&mut self.vals, &state);
+            self.state = state;
+            m.steps += 1;
+            if m.steps >= m.step_at {
+                m.check_limits()?;
+            }
+        }
+    }
+
+    /// `gdl(Fluents, [], [])` of the state in `self.state`.
+    fn state_term(&self, m: &mut Machine) -> Cell {
+        let items: Vec<Cell> = self.state.iter().map(|&f| Runtime::build(m, &self.fluents.terms[f as usize])).collect();
+        let list = m.store.new_list(&items);
+        let nil = Cell::Atom(crate::engine::atoms::atom::NIL);
+        let gdl = m.atoms.intern("gdl");
+        m.store.new_struct(gdl, &[list, nil, nil])
+    }
+}
+
+/// `'$gdl_playout'(+State, +Plies0, +Max, -Plies, -End, -Last)`: the
+/// translation's `'$playout'/7` played on the network, for a state at the
+/// start of a round of a game that is not GDL-II; fails otherwise.
+fn bi_playout(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
+    let (s, p0, max, out_plies, out_end, out_last) = (a[0], a[1], a[2], a[3], a[4], a[5]);
+    let nil = Cell::Atom(crate::engine::atoms::atom::NIL);
+    let (Cell::Int(p0), Cell::Int(max)) = (m.store.deref(p0), m.store.deref(max)) else { return Ok(false) };
+    let Cell::Str(p) = m.store.deref(s) else { return Ok(false) };
+    let Cell::Fun(f, 3) = m.store.heap[p] else { return Ok(false) };
+    if m.atoms.name(f) != "gdl"
+        || m.store.deref(m.store.heap[p + 2]) != nil
+        || m.store.deref(m.store.heap[p + 3]) != nil
+    {
+        return Ok(false);
+    }
+    let fs = m.store.heap[p + 1];
+    let mut ext = match m.ext.take() {
+        Some(e) => e,
+        None => return Ok(false),
+    };
+    let result = (|| {
+        let rt = ext.downcast_mut::<Runtime>()?;
+        if rt.net.gdl_ii || rt.goal_numbers.is_none() {
+            return None;
+        }
+        rt.read_state(m, fs)?;
+        Some(rt.playout(m, p0, max).map(|(plies, end)| {
+            let last = rt.state_term(m);
+            let end = match end {
+                End::Winner(r) => {
+                    let role = Runtime::build(m, &rt.roles.terms[r]);
+                    let winner = m.atoms.intern("winner");
+                    let w = m.store.new_struct(winner, &[role]);
+                    let over = m.atoms.intern("over");
+                    m.store.new_struct(over, &[w])
+                }
+                End::Draw => {
+                    let draw = Cell::Atom(m.atoms.intern("draw"));
+                    let over = m.atoms.intern("over");
+                    m.store.new_struct(over, &[draw])
+                }
+                End::Cut => Cell::Atom(m.atoms.intern("cut")),
+                End::Broken => Cell::Atom(m.atoms.intern("broken")),
+            };
+            (plies, end, last)
+        }))
+    })();
+    m.ext = Some(ext);
+    match result {
+        None => Ok(false),
+        Some(Err(e)) => Err(e),
+        Some(Ok((plies, end, last))) => Ok(m.store.unify(out_plies, Cell::Int(plies))
+            && m.store.unify(out_end, end)
+            && m.store.unify(out_last, last)),
+    }
+}
