@@ -272,6 +272,10 @@ fn large_static_relations_load_or_are_computed_during_play() {
     // play, said in a warning; `plus` (45,451 facts) at load.
     assert!(warnings.contains("`linked`") && warnings.contains("computed during play"), "{warnings}");
     assert!(!warnings.contains("`plus`"), "plus is computed at load: {warnings}");
+    // A relation computed during play cannot be grounded: the game takes
+    // the translation's path, and says why.
+    assert!(g.net.is_none());
+    assert_eq!(g.not_grounded.as_deref(), Some("does not ground: `linked` is computed during play"));
     let s = start(&mut g);
     assert_eq!(moves(&mut g, &s).len(), 9);
     // Each digit d moves d numbers on; the first move by 1 also asks
@@ -348,6 +352,8 @@ fn translate_prints_a_program() {
     let (out, err, code) = tabula(&["translate", "games/tictactoe.kif"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("gdl_legal(") && out.contains("move(gdl(Fs, Pending, Rounds)"), "{out}");
+    // Which path the game takes, on standard error.
+    assert!(err.contains("path: grounded (") && err.contains("propositions"), "{err}");
     let mut e = Engine::new();
     assert!(e.load("t.pl", &out).diagnostics.is_empty());
     let (_, err, code) = tabula(&["translate", "tests/fixtures/gdl_broken/unsafe.kif"]);

@@ -65,6 +65,7 @@ pub fn run(a: CheckArgs) -> Result<i32, CliError> {
                 }
                 Ok(t) => {
                     eprint!("{}", render(&name, &src, &t.warnings));
+                    eprintln!("{name}: {}", crate::gdl::path_note(&t.net));
                     let warnings = t.warnings.len();
                     if let Err(problems) = game_problems(t.into_game(path)) {
                         failed = true;

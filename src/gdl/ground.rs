@@ -523,6 +523,8 @@ struct Values {
     state: Vec<u32>,
     /// Whether `v` holds the state's derived values.
     fresh: bool,
+    /// Literals read so far (the measure of the network's work).
+    work: u64,
 }
 
 impl Net {
@@ -535,8 +537,9 @@ impl Net {
         })
     }
 
-    /// Evaluates the propositions of a stretch of `code`.
-    fn run_code(&self, code: &[u32], v: &mut [bool]) {
+    /// Evaluates the propositions of a stretch of `code`; adds the
+    /// literals it reads to `work`.
+    fn run_code(&self, code: &[u32], v: &mut [bool], work: &mut u64) {
         let mut i = 0;
         while i < code.len() {
             let (p, len) = (code[i] as usize, code[i + 1] as usize);
@@ -546,9 +549,13 @@ impl Net {
             while j < end {
                 let n = code[j] as usize;
                 let body = &code[j + 1..j + 1 + n];
-                if body.iter().all(|&l| v[(l / 2) as usize] != (l & 1 == 1)) {
-                    holds = true;
-                    break;
+                match body.iter().position(|&l| v[(l / 2) as usize] == (l & 1 == 1)) {
+                    Some(k) => *work += k as u64 + 1,
+                    None => {
+                        *work += n as u64;
+                        holds = true;
+                        break;
+                    }
                 }
                 j += 1 + n;
             }
@@ -557,10 +564,10 @@ impl Net {
         }
     }
 
-    fn run(&self, steps: &[Step], v: &mut [bool]) {
+    fn run(&self, steps: &[Step], v: &mut [bool], work: &mut u64) {
         for step in steps {
             match *step {
-                Step::Run(a, b) => self.run_code(&self.code[a as usize..b as usize], v),
+                Step::Run(a, b) => self.run_code(&self.code[a as usize..b as usize], v, work),
                 Step::Group(a, b) => {
                     let members = &self.groups[a as usize..b as usize];
                     for &p in members {
@@ -569,6 +576,7 @@ impl Net {
                     loop {
                         let mut changed = false;
                         for &p in members {
+                            *work += 1;
                             if !v[p as usize] && self.holds(p, v) {
                                 v[p as usize] = true;
                                 changed = true;
@@ -596,7 +604,7 @@ impl Net {
         }
         vals.state.clear();
         vals.state.extend_from_slice(state);
-        self.run(&self.state_steps, &mut vals.v);
+        self.run(&self.state_steps, &mut vals.v, &mut vals.work);
         vals.fresh = true;
     }
 
@@ -605,7 +613,7 @@ impl Net {
         for &d in does {
             vals.v[d as usize] = true;
         }
-        self.run(&self.move_steps, &mut vals.v);
+        self.run(&self.move_steps, &mut vals.v, &mut vals.work);
         out.clear();
         out.extend(self.next.iter().map(|&p| p != NONE && vals.v[p as usize]));
         for &d in does {
@@ -747,6 +755,8 @@ impl TermIndex {
 /// What the builtins keep in the engine.
 struct Runtime {
     net: Arc<Net>,
+    /// Off, every builtin fails: the translation's clauses answer.
+    enabled: bool,
     vals: Values,
     fluents: TermIndex,
     /// The fluents in the standard order of their terms, and each one's
@@ -841,7 +851,8 @@ pub fn install(engine: &mut Engine, net: &Shared) -> Result<(), String> {
     let action_order = actions.iter().map(|idx| engine.standard_order(&idx.terms)).collect();
     let rt = Runtime {
         net: net.clone(),
-        vals: Values { v: vec![false; net.props], state: Vec::new(), fresh: false },
+        vals: Values { v: vec![false; net.props], state: Vec::new(), fresh: false, work: 0 },
+        enabled: true,
         fluents,
         fluent_order,
         fluent_rank,
@@ -873,11 +884,29 @@ pub fn install(engine: &mut Engine, net: &Shared) -> Result<(), String> {
     Ok(())
 }
 
+/// The network's runtime in an engine, if it has one.
+fn runtime(engine: &mut Engine) -> Option<&mut Runtime> {
+    engine.m.ext.as_mut()?.downcast_mut::<Runtime>()
+}
+
+/// Turns the network of an engine on or off (off, the translation answers
+/// everything).
+pub fn set_enabled(engine: &mut Engine, on: bool) {
+    if let Some(rt) = runtime(engine) {
+        rt.enabled = on;
+    }
+}
+
+/// The literals the network of an engine has read so far.
+pub fn work(engine: &mut Engine) -> u64 {
+    runtime(engine).map_or(0, |rt| rt.vals.work)
+}
+
 /// Runs `f` with the runtime taken out of the machine; fails (no answer)
 /// where the machine has none.
 fn with_rt(m: &mut Machine, f: impl FnOnce(&mut Machine, &mut Runtime) -> Option<bool>) -> Option<bool> {
     let mut ext = m.ext.take()?;
-    let out = ext.downcast_mut::<Runtime>().and_then(|rt| f(m, rt));
+    let out = ext.downcast_mut::<Runtime>().filter(|rt| rt.enabled).and_then(|rt| f(m, rt));
     m.ext = Some(ext);
     out
 }
@@ -1091,6 +1120,7 @@ impl Runtime {
     fn playout(&mut self, m: &mut Machine, mut plies: i64, max: i64) -> Result<(i64, End), crate::engine::Exc> {
         let net = self.net.clone();
         let goals = self.goal_numbers.clone().unwrap_or_default();
+        let mut work = self.vals.work;
         loop {
             if net.on(net.terminal, &self.vals) {
                 // The player with the highest goal value wins; a tie at the
@@ -1144,7 +1174,11 @@ impl Runtime {
             let state = std::mem::take(&mut self.state);
             net.set_state(&mut self.vals, &state);
             self.state = state;
-            m.steps += 1;
+            // A round counts as engine steps in proportion to the literals
+            // read (about what the engine does in the time), so that time
+            // and step limits are checked as often as in the engine.
+            m.steps += 1 + (self.vals.work - work) / 256;
+            work = self.vals.work;
             if m.steps >= m.step_at {
                 m.check_limits()?;
             }
@@ -1183,7 +1217,7 @@ fn bi_playout(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
     };
     let result = (|| {
         let rt = ext.downcast_mut::<Runtime>()?;
-        if rt.net.gdl_ii || rt.goal_numbers.is_none() {
+        if !rt.enabled || rt.net.gdl_ii || rt.goal_numbers.is_none() {
             return None;
         }
         rt.read_state(m, fs)?;

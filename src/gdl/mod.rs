@@ -237,7 +237,7 @@ pub fn translate_with(name: &str, src: &str, ground: bool) -> Result<Translation
     let description = leading_comment(src);
     let program = emit::program(&title(name), description.as_deref(), &flat, &analysis, &facts);
     let net = if ground {
-        ground::build(&flat, &analysis, &facts).map(std::sync::Arc::new)
+        ground::build(&flat, &analysis, &facts).map(std::sync::Arc::new).map_err(|e| format!("does not ground: {e}"))
     } else {
         Err("grounding is off".to_string())
     };
@@ -252,7 +252,7 @@ pub fn path_note(net: &Result<ground::Shared, String>) -> String {
             let (props, lits) = n.size();
             format!("path: grounded ({props} propositions, {lits} literals), with the translation for the rest")
         }
-        Err(why) => format!("path: translation (not grounded: {why})"),
+        Err(why) => format!("path: translation ({why})"),
     }
 }
 
@@ -291,6 +291,61 @@ const PROBE_PLIES: u32 = 150;
 /// same.
 const PROBE_STEPS: u64 = 15_000_000;
 
+/// The random games that measure what a ply costs on each path (seeded,
+/// the same on both), their length, and the engine steps they may take.
+const WALKS: u32 = 2;
+const WALK_PLIES: u32 = 40;
+const WALK_STEPS: u64 = 3_000_000;
+/// Literals per ply under which a network is taken without measuring the
+/// translation (it costs microseconds a ply).
+const SMALL_PLY: u64 = 20_000;
+/// How much faster the translation must be to be taken instead.
+const TRANSLATION_MARGIN: f64 = 1.5;
+
+/// Plays the measuring games within `time`: their plies and how long they
+/// took (`None` past the limits, or on an error, which playing the game
+/// reports).
+fn walk(engine: &mut crate::engine::Engine, time: Option<std::time::Duration>) -> Option<(i64, f64)> {
+    engine.set_seed(1);
+    engine.set_limits(crate::engine::Limits { max_steps: Some(WALK_STEPS), timeout: time, ..Default::default() });
+    let started = std::time::Instant::now();
+    let answer = engine.query(&format!("gdl_walk({WALKS}, {WALK_PLIES}, Plies)")).ok().and_then(|mut q| q.next());
+    let seconds = started.elapsed().as_secs_f64();
+    engine.set_limits(crate::engine::Limits::default());
+    let plies = answer?.ok()?.bindings.iter().find(|b| b.name == "Plies")?.text.parse().ok()?;
+    Some((plies, seconds))
+}
+
+/// Whether a grounded game plays faster as its translation alone, and
+/// why. A network evaluates all of itself each ply, where the translation
+/// asks only what a ply needs: most networks are far faster, but a large
+/// one (many ground instances of arithmetic, say) can be slower. Small
+/// networks (read in microseconds a ply) are taken as they are; a large
+/// one is timed against the translation on the same random games, and the
+/// translation is taken only when it is clearly faster. Timing makes this
+/// choice depend on the machine only for games where both paths are
+/// within a small factor of each other.
+fn translation_faster(engine: &mut crate::engine::Engine) -> Option<String> {
+    let before = ground::work(engine);
+    let (plies, grounded) = walk(engine, None)?;
+    let per_ply = (ground::work(engine) - before) / plies.max(1) as u64;
+    if per_ply < SMALL_PLY {
+        return None;
+    }
+    ground::set_enabled(engine, false);
+    let budget = std::time::Duration::from_secs_f64(grounded / TRANSLATION_MARGIN);
+    let translation = walk(engine, Some(budget));
+    ground::set_enabled(engine, true);
+    let (plies_t, seconds) = translation?;
+    (plies_t == plies).then(|| {
+        format!(
+            "grounds, but its network reads {per_ply} literals a ply, and the translation played the same \
+             random games {:.1} times as fast",
+            grounded / seconds.max(1e-9)
+        )
+    })
+}
+
 /// [`translate`], then a game whose rounds can have two roles choosing
 /// gets `sample_state/3`: the choices a player has not seen are hidden
 /// information, so computer players search over the choices they could be,
@@ -315,10 +370,16 @@ pub fn translate_game_with(name: &str, src: &str, ground: bool) -> Result<Transl
             "",
         )]);
     }
-    if let Ok(net) = &t.net
-        && let Err(e) = ground::install(&mut engine, net)
-    {
-        t.net = Err(e);
+    if let Ok(net) = &t.net {
+        match ground::install(&mut engine, net) {
+            Err(e) => t.net = Err(format!("the network does not load: {e}")),
+            Ok(()) => {
+                if let Some(why) = translation_faster(&mut engine) {
+                    ground::set_enabled(&mut engine, false);
+                    t.net = Err(why);
+                }
+            }
+        }
     }
     let goal = format!("gdl_simultaneous({PROBE_PLAYOUTS}, {PROBE_PLIES})");
     engine.set_limits(crate::engine::Limits { max_steps: Some(PROBE_STEPS), ..Default::default() });

@@ -356,6 +356,25 @@ gdl_simultaneous(N, Max) :-
     gdl_probe(S0, Max),
     !.
 
+% gdl_walk(+Walks, +MaxPlies, -Plies): random games from the start, each
+% cut after MaxPlies, and the plies they played (what a ply costs on each
+% path is measured on them when the game loads).
+gdl_walk(N, Max, Plies) :-
+    initial_state([], S0),
+    findall(P, ( between(1, N, _), gdl_walk(S0, 0, Max, P) ), Ps),
+    sum_list(Ps, Plies).
+
+gdl_walk(S, P0, Max, P) :-
+    (   P0 < Max,
+        \+ game_over(S, _),
+        findall(M, move(S, M), Ms),
+        random_member(M1, Ms),
+        move(S, M1, S2)
+    ->  P1 is P0 + 1,
+        gdl_walk(S2, P1, Max, P)
+    ;   P = P0
+    ).
+
 gdl_probe(gdl(Fs, _, _), _) :-
     gdl_kinds(Fs, Kinds),
     gdl_choosers(Kinds, [_, _|_]),
