@@ -33,10 +33,14 @@ PL
 printf '%-28s %12s %12s %8s  %s\n' game "tabula/s" "swipl/s" ratio "tabula's path"
 for kif in "$@"; do
     name=$(basename "$kif" .kif)
-    path=$("$tabula" translate "$kif" -o "$work/$name.pl" 2>&1 >/dev/null | sed -n 's/^path: //p')
-    ours=$("$tabula" bench --threads 1 --seconds "$seconds" "$kif" 2>/dev/null | sed -n 's/.*: \([0-9.]*\) playouts\/s.*/\1/p')
+    # A game that breaks GDL's rules in a random game (3pffa) has no rate.
+    path=$("$tabula" translate "$kif" -o "$work/$name.pl" 2>&1 >/dev/null | sed -n 's/^path: //p' || true)
+    ours=$("$tabula" bench --threads 1 --seconds "$seconds" "$kif" 2>/dev/null \
+        | sed -n 's/.*: \([0-9.]*\) playouts\/s.*/\1/p' || true)
     swi=$(swipl -g "set_random(seed(1)), swi_bench($seconds)" -t halt compat/swi.pl "$work/$name.pl" \
-        src/game/driver.pl "$work/bench.pl" 2>/dev/null | tail -1)
-    ratio=$(awk -v a="$ours" -v b="$swi" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "-" }')
-    printf '%-28s %12s %12s %8s  %s\n' "$name" "$ours" "$swi" "$ratio" "${path%%,*}"
+        src/game/driver.pl "$work/bench.pl" 2>/dev/null | tail -1 || true)
+    ours=${ours:--}
+    swi=${swi:--}
+    ratio=$(awk -v a="$ours" -v b="$swi" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.1f", a / b; else print "-" }')
+    printf '%-28s %12s %12s %8s  %s\n' "$name" "$ours" "$swi" "$ratio" "${path%% *}"
 done

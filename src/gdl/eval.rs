@@ -664,7 +664,9 @@ impl Domains {
         let ids: Vec<usize> = names.iter().map(|n| ev.rel_index[n]).collect();
         match ev.stratum(&refs, &names, &ids) {
             Ok(()) => Ok(Domains { ev }),
-            Err(Failed::Limit(d) | Failed::Endless(d)) => Err(d.message),
+            Err(Failed::Limit(d) | Failed::Endless(d)) => {
+                Err(d.message.replace("the static relations ", "the state's relations, relaxed, "))
+            }
         }
     }
 

@@ -1075,6 +1075,10 @@ fn bi_next(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
                 Cell::Lst(p) => {
                     let d = m.store.deref(m.store.heap[p]);
                     let Cell::Str(s) = d else { return None };
+                    match m.store.heap[s] {
+                        Cell::Fun(f, 2) if m.atoms.name(f) == "does" => {}
+                        _ => return None,
+                    }
                     let (role, act) = (m.store.heap[s + 1], m.store.heap[s + 2]);
                     let r = Runtime::find_in(&mut rt.roles, &mut rt.vars, m, role)? as usize;
                     let i = Runtime::find_in(&mut rt.actions[r], &mut rt.vars, m, act)? as usize;
