@@ -23,6 +23,15 @@ fn tabula(args: &[&str]) -> (String, String, i32) {
     )
 }
 
+/// A game from KIF text on the grounded path (where it grounds) or the
+/// translation's alone.
+fn game_on(name: &str, kif: &str, ground: bool) -> Game {
+    let path = std::env::temp_dir().join(format!("{name}.kif"));
+    let t = tabula::gdl::translate_game_with(name, kif, ground).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    assert_eq!(t.net.is_ok(), ground, "{name}: {:?}", t.net.as_ref().err());
+    t.into_game(&path).unwrap()
+}
+
 /// A game from KIF text (written to a temporary `.kif` file).
 fn game(name: &str, kif: &str) -> Game {
     let dir = std::env::temp_dir().join(format!("tabula-gdl-{}", std::process::id()));
@@ -159,7 +168,15 @@ fn names_that_clash_with_builtins_are_the_games_own() {
 /// call last.
 #[test]
 fn recursion_terminates() {
-    let mut g = game(
+    // On both paths: the network iterates a recursive group to its least
+    // fixpoint; the translation runs it top-down.
+    for ground in [true, false] {
+        recursion_on(ground);
+    }
+}
+
+fn recursion_on(ground: bool) {
+    let mut g = game_on(
         "reach",
         "(role a) (role b)
          (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5)
@@ -175,6 +192,7 @@ fn recursion_terminates() {
          (<= terminal (true (at 4)))
          (<= (goal a 100) (true (at 4)))
          (<= (goal b 0) (true (at 4)))",
+        ground,
     );
     let s = start(&mut g);
     assert_eq!(moves(&mut g, &s), ["(go 2)", "(go 3)", "(go 4)"]);
@@ -186,7 +204,7 @@ fn recursion_terminates() {
     // that would let `(above ?p ?x ?y0)` bind ?y0 to ?y itself. The lookup
     // of `nextrank` by its bound second argument comes first, so the
     // recursion walks down the file.
-    let mut g = game(
+    let mut g = game_on(
         "slide",
         "(role a)
          (nextrank 1 2) (nextrank 2 3) (nextrank 3 4) (nextrank 4 5)
@@ -199,6 +217,7 @@ fn recursion_terminates() {
          (<= (next (empty ?y)) (true (piece ?y)))
          (<= terminal (true (piece 5)))
          (<= (goal a 100) terminal)",
+        ground,
     );
     let s = start(&mut g);
     assert_eq!(moves(&mut g, &s), ["(to 4)", "(to 5)"]);
@@ -221,7 +240,7 @@ fn recursion_terminates() {
          (<= (next (stone ?x)) (true (stone ?x)))
          (<= terminal (true (count 2)))
          (<= (goal a 100) terminal)";
-    let mut g = game("ring", ring);
+    let mut g = game_on("ring", ring, ground);
     let program = tabula::gdl::translate("ring", ring).unwrap().program;
     assert!(program.contains("gdl_reach(r_linked__bb_base, r_linked__bb_step"), "{program}");
     let s = start(&mut g);

@@ -29,9 +29,12 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-/// Most facts the domains may have, and tuple matches spent on them.
-const MAX_FACTS: usize = 1_000_000;
-const MAX_STEPS: u64 = 20_000_000;
+/// Most facts the domains and the ground rules' instances may have, and
+/// tuple matches spent on them. Past these a network would be slower than
+/// the translation anyway (in the corpus, every game that needs more
+/// plays faster as its translation), so the attempt stops early.
+const MAX_FACTS: usize = 300_000;
+const MAX_STEPS: u64 = 8_000_000;
 /// Most literals the ground rules may have in all.
 const MAX_LITS: usize = 4_000_000;
 
