@@ -185,11 +185,11 @@ pub fn build(clauses: &[FlatClause], a: &Analysis, facts: &Facts) -> Result<Net,
     for g in &mut goals {
         g.sort_by_key(|(_, p)| *p);
     }
-    let fluents = fluents.iter().map(text).collect();
-    let roles: Vec<String> = roles.iter().map(text).collect();
-    let gdl_ii = roles.iter().any(|r| r == "random") || clauses.iter().any(|c| c.head.rel == "sees");
-    let mut net = b.finish(inputs, fluents, roles, actions, next, terminal, goals);
-    net.gdl_ii = gdl_ii;
+    let mut net = b.finish(inputs, fluents.len());
+    net.fluents = fluents.iter().map(text).collect();
+    net.roles = roles.iter().map(text).collect();
+    net.gdl_ii = net.roles.iter().any(|r| r == "random") || clauses.iter().any(|c| c.head.rel == "sees");
+    (net.actions, net.next, net.terminal, net.goals) = (actions, next, terminal, goals);
     Ok(net)
 }
 
@@ -330,17 +330,10 @@ impl Builder {
         })
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn finish(
-        self,
-        inputs: usize,
-        fluents: Vec<String>,
-        roles: Vec<String>,
-        actions: Vec<Vec<(String, u32, u32)>>,
-        next: Vec<u32>,
-        terminal: u32,
-        goals: Vec<Vec<(String, u32)>>,
-    ) -> Net {
+    /// The network of the rules built, its first `fluent_count`
+    /// propositions fluents and the next ones up to `inputs` actions (the
+    /// caller fills in what they mean).
+    fn finish(self, inputs: usize, fluent_count: usize) -> Net {
         let n = self.rules.len();
         let mut rule_start = Vec::with_capacity(n + 1);
         let mut lit_start = vec![0u32];
@@ -367,7 +360,6 @@ impl Builder {
                 .map(|l| (l / 2) as usize)
         };
         let order = components(n, inputs, &deps);
-        let fluent_count = fluents.len();
         let mut on_move = vec![false; n];
         on_move[fluent_count..inputs].fill(true);
         let mut state_steps: Vec<Step> = Vec::new();
@@ -404,12 +396,12 @@ impl Builder {
         }
         Net {
             props: n,
-            fluents,
-            roles,
-            actions,
-            next,
-            terminal,
-            goals,
+            fluents: Vec::new(),
+            roles: Vec::new(),
+            actions: Vec::new(),
+            next: Vec::new(),
+            terminal: NONE,
+            goals: Vec::new(),
             rule_start,
             lit_start,
             lits,
@@ -958,119 +950,122 @@ impl Runtime {
     }
 }
 
-fn bi_legal(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
-    let (fs, out) = (a[0], a[1]);
+/// A builtin's answer: runs `f` on the state `fs` (read and evaluated)
+/// and unifies what it builds with `out`; fails where the network does not
+/// answer (no runtime, turned off, or a state or term it does not know).
+fn answer(
+    m: &mut Machine,
+    fs: Cell,
+    out: Cell,
+    f: impl FnOnce(&mut Machine, &mut Runtime) -> Option<Cell>,
+) -> crate::engine::machine::Res {
     Ok(with_rt(m, |m, rt| {
         rt.read_state(m, fs)?;
+        let c = f(m, rt)?;
+        Some(m.store.unify(out, c))
+    })
+    .unwrap_or(false))
+}
+
+/// `Key-Value`, the key a template.
+fn pair(m: &mut Machine, key: &Tmpl, value: Cell) -> Cell {
+    let key = Runtime::build(m, key);
+    m.store.new_struct(crate::engine::atoms::atom::MINUS, &[key, value])
+}
+
+fn word(m: &mut Machine, w: &str) -> Cell {
+    Cell::Atom(m.atoms.intern(w))
+}
+
+/// `'$gdl_legal'(+Fluents, -Pairs)`: every role's legal actions, Role-Action.
+fn bi_legal(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
+    answer(m, a[0], a[1], |m, rt| {
         let mut items = Vec::new();
         for r in 0..rt.net.roles.len() {
             let legal: Vec<u32> = rt.legal_of(r).collect();
             for i in legal {
-                let role = Runtime::build(m, &rt.roles.terms[r]);
                 let act = Runtime::build(m, &rt.actions[r].terms[i as usize]);
-                items.push(m.store.new_struct(crate::engine::atoms::atom::MINUS, &[role, act]));
+                items.push(pair(m, &rt.roles.terms[r], act));
             }
         }
-        let list = m.store.new_list(&items);
-        Some(m.store.unify(out, list))
+        Some(m.store.new_list(&items))
     })
-    .unwrap_or(false))
 }
 
+/// `'$gdl_terminal'(+Fluents, -TrueOrFalse)`.
 fn bi_terminal(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
-    let (fs, out) = (a[0], a[1]);
-    Ok(with_rt(m, |m, rt| {
-        rt.read_state(m, fs)?;
-        let t = if rt.net.on(rt.net.terminal, &rt.vals) { "true" } else { "false" };
-        let t = Cell::Atom(m.atoms.intern(t));
-        Some(m.store.unify(out, t))
-    })
-    .unwrap_or(false))
+    answer(m, a[0], a[1], |m, rt| Some(word(m, if rt.net.on(rt.net.terminal, &rt.vals) { "true" } else { "false" })))
 }
 
+/// `'$gdl_goals'(+Fluents, -Pairs)`: every goal value that holds, Role-Value.
 fn bi_goals(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
-    let (fs, out) = (a[0], a[1]);
-    Ok(with_rt(m, |m, rt| {
-        rt.read_state(m, fs)?;
+    answer(m, a[0], a[1], |m, rt| {
         let mut items = Vec::new();
         for (r, gs) in rt.net.goals.iter().enumerate() {
             for (k, &(_, p)) in gs.iter().enumerate() {
                 if rt.net.on(p, &rt.vals) {
-                    let role = Runtime::build(m, &rt.roles.terms[r]);
                     let v = Runtime::build(m, &rt.goal_values[r][k]);
-                    items.push(m.store.new_struct(crate::engine::atoms::atom::MINUS, &[role, v]));
+                    items.push(pair(m, &rt.roles.terms[r], v));
                 }
             }
         }
-        let list = m.store.new_list(&items);
-        Some(m.store.unify(out, list))
+        Some(m.store.new_list(&items))
     })
-    .unwrap_or(false))
 }
 
+/// `'$gdl_actions'(+Fluents, +Role, -Actions)`: Role's legal actions, in
+/// the standard order.
 fn bi_actions(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
-    let (fs, role, out) = (a[0], a[1], a[2]);
-    Ok(with_rt(m, |m, rt| {
+    let role = a[1];
+    answer(m, a[0], a[2], |m, rt| {
         let r = Runtime::find_in(&mut rt.roles, &mut rt.vars, m, role)? as usize;
-        rt.read_state(m, fs)?;
         let legal: Vec<u32> = rt.legal_of(r).collect();
         let items: Vec<Cell> = legal.iter().map(|&i| Runtime::build(m, &rt.actions[r].terms[i as usize])).collect();
-        let list = m.store.new_list(&items);
-        Some(m.store.unify(out, list))
+        Some(m.store.new_list(&items))
     })
-    .unwrap_or(false))
 }
 
+/// `'$gdl_is_legal'(+Fluents, +Role, +Action, -TrueOrFalse)`.
 fn bi_is_legal(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
-    let (fs, role, act, out) = (a[0], a[1], a[2], a[3]);
-    Ok(with_rt(m, |m, rt| {
+    let (role, act) = (a[1], a[2]);
+    answer(m, a[0], a[3], |m, rt| {
         let r = Runtime::find_in(&mut rt.roles, &mut rt.vars, m, role)? as usize;
-        rt.read_state(m, fs)?;
         // An action no rule can make legal is not.
         let legal = Runtime::find_in(&mut rt.actions[r], &mut rt.vars, m, act)
             .is_some_and(|i| rt.net.on(rt.net.actions[r][i as usize].2, &rt.vals));
-        let t = Cell::Atom(m.atoms.intern(if legal { "true" } else { "false" }));
-        Some(m.store.unify(out, t))
+        Some(word(m, if legal { "true" } else { "false" }))
     })
-    .unwrap_or(false))
 }
 
+/// `'$gdl_kinds'(+Fluents, -Kinds)`: each role with `many` or `one(Action)`
+/// (as `gdl_kinds/2`), or `terminal` or `broken` when a role has none.
 fn bi_kinds(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
-    let (fs, out) = (a[0], a[1]);
-    Ok(with_rt(m, |m, rt| {
-        rt.read_state(m, fs)?;
-        let many = m.atoms.intern("many");
+    answer(m, a[0], a[1], |m, rt| {
         let one = m.atoms.intern("one");
         let mut items = Vec::new();
         for r in 0..rt.net.roles.len() {
             let mut legal = rt.legal_of(r);
-            let (first, second) = (legal.next(), legal.next());
-            let kind = match (first, second) {
+            let kind = match (legal.next(), legal.next()) {
                 (None, _) => {
-                    let word = if rt.net.on(rt.net.terminal, &rt.vals) { "terminal" } else { "broken" };
-                    let word = Cell::Atom(m.atoms.intern(word));
-                    return Some(m.store.unify(out, word));
+                    return Some(word(m, if rt.net.on(rt.net.terminal, &rt.vals) { "terminal" } else { "broken" }));
                 }
-                (Some(_), Some(_)) => Cell::Atom(many),
+                (Some(_), Some(_)) => word(m, "many"),
                 (Some(i), None) => {
                     let act = Runtime::build(m, &rt.actions[r].terms[i as usize]);
                     m.store.new_struct(one, &[act])
                 }
             };
-            let role = Runtime::build(m, &rt.roles.terms[r]);
-            items.push(m.store.new_struct(crate::engine::atoms::atom::MINUS, &[role, kind]));
+            items.push(pair(m, &rt.roles.terms[r], kind));
         }
-        let list = m.store.new_list(&items);
-        Some(m.store.unify(out, list))
+        Some(m.store.new_list(&items))
     })
-    .unwrap_or(false))
 }
 
+/// `'$gdl_next'(+Fluents, +Joint, -Next)`: the next state's fluents after
+/// the joint move (`does(Role, Action)` terms), in the standard order.
 fn bi_next(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
-    let (fs, joint, out) = (a[0], a[1], a[2]);
-    Ok(with_rt(m, |m, rt| {
-        rt.read_state(m, fs)?;
-        // The joint move: does(Role, Action) for each role.
+    let joint = a[1];
+    answer(m, a[0], a[2], |m, rt| {
         rt.does.clear();
         let mut c = m.store.deref(joint);
         loop {
@@ -1094,7 +1089,6 @@ fn bi_next(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
         }
         let mut next = std::mem::take(&mut rt.next);
         rt.net.next_state(&mut rt.vals, &rt.does, &mut next);
-        // In the standard order of the terms.
         let items: Vec<Cell> = rt
             .fluent_order
             .iter()
@@ -1102,10 +1096,8 @@ fn bi_next(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
             .map(|&f| Runtime::build(m, &rt.fluents.terms[f as usize]))
             .collect();
         rt.next = next;
-        let list = m.store.new_list(&items);
-        Some(m.store.unify(out, list))
+        Some(m.store.new_list(&items))
     })
-    .unwrap_or(false))
 }
 
 /// How a native playout ended.
