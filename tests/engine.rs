@@ -252,3 +252,32 @@ fn calls_binding_several_arguments_of_a_table_are_indexed_on_them_together() {
         assert_eq!(answers(&mut e, &goal_bound, "Z"), expected(x, y, z), "{goal_bound}");
     }
 }
+
+/// What a host adds: a builtin of its own with its data, and clauses put
+/// in front of a predicate's, which callers compiled before reach and
+/// which fall through to the program's clauses where the builtin fails.
+#[test]
+fn a_host_answers_first_and_falls_through_to_the_program() {
+    use tabula::engine::Cell;
+    use tabula::engine::machine::{Machine, Res};
+    // Doubles numbers up to its limit (the data the engine keeps for it);
+    // fails on anything else.
+    fn double(m: &mut Machine, a: &[Cell]) -> Res {
+        let limit = m.ext.as_ref().and_then(|e| e.downcast_ref::<i64>()).copied().unwrap_or(0);
+        match m.store.deref(a[0]) {
+            Cell::Int(n) if n <= limit => Ok(m.store.unify(a[1], Cell::Int(2 * n))),
+            _ => Ok(false),
+        }
+    }
+    let mut e = Engine::new();
+    assert!(!e.load("p.pl", "twice(X, Y) :- Y is X + X, Y > -1.\nask(X, Y) :- twice(X, Y).\n").has_errors());
+    e.add_builtin("$double", 2, double);
+    e.set_ext(Box::new(10_i64));
+    assert!(!e.load_front("host", "twice(X, Y) :- '$double'(X, Y0), !, Y = host(Y0).\n").has_errors());
+    // `ask/2` was compiled before the host's clause: it reaches it.
+    assert_eq!(answers(&mut e, "ask(4, Y)", "Y"), ["host(8)"]);
+    // Past the host's limit, the program's own clause answers.
+    assert_eq!(answers(&mut e, "ask(40, Y)", "Y"), ["80"]);
+    // The host's builtin is not the program's to redefine.
+    assert!(e.load("q.pl", "'$double'(_, _).\n").has_errors());
+}

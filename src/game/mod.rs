@@ -706,6 +706,44 @@ impl Game {
         self.ground_state(r.into_iter().next().expect("one output"), "sample_state/3")
     }
 
+    /// A grounded GDL game: where its network and its translation disagree
+    /// in state `s` (moves, in order, with their next states; the end), and
+    /// whether the round a native random playout plays from `s` is one of
+    /// the translation's.
+    fn network_differs(&mut self, s: &State, legal: &[LegalMove]) -> Option<String> {
+        let grounded = self.outcome(s).ok()?;
+        let native = self.random_playout(s, 1, None).ok().flatten();
+        crate::gdl::ground::set_enabled(&mut self.engine, false);
+        let plain = self.legal_moves(s);
+        let plain_end = self.outcome(s);
+        crate::gdl::ground::set_enabled(&mut self.engine, true);
+        let (plain, plain_end) = (plain.ok()?, plain_end.ok()?);
+        let state = self.engine.term_text(&s.0);
+        let texts = |l: &[LegalMove]| l.iter().map(|m| m.text.clone()).collect::<Vec<_>>();
+        if texts(legal) != texts(&plain) || legal.iter().zip(&plain).any(|(a, b)| a.next != b.next) {
+            return Some(format!(
+                "the grounded rules give other moves than the translation in {state}: {:?} against {:?}",
+                texts(legal),
+                texts(&plain)
+            ));
+        }
+        if grounded != plain_end {
+            return Some(format!(
+                "the grounded rules end the game otherwise than the translation in {state}: {grounded:?} against \
+                 {plain_end:?}"
+            ));
+        }
+        // A turn-taking round: the native playout's must be one of the moves.
+        if let Some((1, PlayoutEnd::Cut(next))) = native
+            && legal.iter().all(|m| self.engine.term_text(&m.next.0).ends_with(",[],[])"))
+            && !legal.iter().any(|m| m.next == next)
+        {
+            let next = self.engine.term_text(&next.0);
+            return Some(format!("a native random playout from {state} reached {next}, which no move gives"));
+        }
+        None
+    }
+
     /// With the optional `move/2` (the moves without their successors):
     /// what is wrong if it does not list, in order, the moves `move/3`
     /// gives.
@@ -1174,6 +1212,15 @@ impl Game {
                     continue 'games;
                 }
                 if let Some(problem) = self.moves_alone_differ(&state, &legal) {
+                    report(problem, g, ply);
+                }
+                // The first disagreement of the network (each names its
+                // state, so each would be new).
+                if self.net.is_some()
+                    && !view_kinds.contains("network")
+                    && let Some(problem) = self.network_differs(&state, &legal)
+                {
+                    view_kinds.insert("network");
                     report(problem, g, ply);
                 }
                 for i in 0..legal.len() {
