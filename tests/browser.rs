@@ -238,6 +238,27 @@ fn two_browsers_on_one_session_see_each_others_moves() {
     white.screenshot(&shot("hasami-shogi"));
 }
 
+/// Plays `seat` in the page to the end, each move its first one clicked on
+/// its one square, at most `most` moves; `each` sees every view where the
+/// seat is to move, with the moves clicked so far. The moves clicked.
+fn click_to_the_end(b: &Browser, seat: &str, most: usize, mut each: impl FnMut(&Value, usize)) -> usize {
+    let mut ply = -1;
+    let mut clicked = 0;
+    loop {
+        let v = my_turn(b, seat, ply);
+        if !v["game_over"].is_null() {
+            return clicked;
+        }
+        each(&v, clicked);
+        let m = v["moves"][0].clone();
+        assert_eq!(m["clicks"].as_array().unwrap().len(), 1, "a square per move: {m}");
+        click_move(b, &m);
+        clicked += 1;
+        ply = v["ply"].as_i64().unwrap();
+        assert!(clicked <= most, "{seat} moves at most {most} times");
+    }
+}
+
 /// A GDL game in the page: tic-tac-toe's grid drawn from its fluents, each
 /// move one click on a square, against `random` to the end.
 #[test]
@@ -249,20 +270,7 @@ fn a_gdl_tictactoe_game_is_clicked_to_its_end() {
         json!({"op": "new", "game": "tictactoe", "seats": {"x": "human", "o": "random"}, "auto": true, "seed": 4}),
     );
     b.go(&page(s.addr, &g, "x"));
-    let mut ply = -1;
-    let mut clicked = 0;
-    loop {
-        let v = my_turn(&b, "x", ply);
-        if !v["game_over"].is_null() {
-            break;
-        }
-        let m = v["moves"][0].clone();
-        assert_eq!(m["clicks"].as_array().unwrap().len(), 1, "a square per move: {m}");
-        click_move(&b, &m);
-        clicked += 1;
-        ply = v["ply"].as_i64().unwrap();
-        assert!(clicked <= 5, "x moves at most five times");
-    }
+    let clicked = click_to_the_end(&b, "x", 5, |_, _| {});
     assert!(clicked >= 3, "{clicked} moves");
     let turn = b.script("return document.getElementById('turn').textContent");
     assert!(turn.as_str().unwrap().starts_with("Game over"), "{turn}");
@@ -283,25 +291,13 @@ fn a_krieg_tictactoe_page_shows_only_what_its_seat_was_told() {
                "auto": true, "seed": 2}),
     );
     b.go(&page(s.addr, &g, "xplayer"));
-    let mut ply = -1;
-    let mut clicked = 0;
-    loop {
-        let v = my_turn(&b, "xplayer", ply);
-        if !v["game_over"].is_null() {
-            break;
-        }
+    let clicked = click_to_the_end(&b, "xplayer", 9, |v, clicked| {
         assert_eq!(v["board"]["pieces"], json!([]), "a mark is drawn before the end: {v}");
         assert!(v["board"]["texts"].to_string().contains("you play xplayer"), "{v}");
         if clicked == 2 {
             b.screenshot(&shot("krieg-tictactoe-playing"));
         }
-        let m = v["moves"][0].clone();
-        assert_eq!(m["clicks"].as_array().unwrap().len(), 1, "a square per move: {m}");
-        click_move(&b, &m);
-        clicked += 1;
-        ply = v["ply"].as_i64().unwrap();
-        assert!(clicked <= 9, "x tries at most nine squares");
-    }
+    });
     assert!(clicked >= 3, "{clicked} moves");
     let v = b.script("return window.tabulaView");
     assert!(!v["board"]["pieces"].as_array().unwrap().is_empty(), "the end shows the marks: {v}");

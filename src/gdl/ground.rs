@@ -92,6 +92,7 @@ const NONE: u32 = u32::MAX;
 pub type NotGrounded = String;
 
 impl Net {
+    /// How many propositions and literals the network has.
     pub fn size(&self) -> (usize, usize) {
         (self.props, self.lits.len())
     }
