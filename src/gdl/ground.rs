@@ -934,10 +934,6 @@ impl Runtime {
         Some(())
     }
 
-    fn find_in(idx: &mut TermIndex, vars: &mut Vec<usize>, m: &mut Machine, c: Cell) -> Option<u32> {
-        idx.find(&mut m.store, c, vars)
-    }
-
     fn build(m: &mut Machine, t: &Tmpl) -> Cell {
         m.store.copy_in(t, &mut Vec::new())
     }
@@ -1019,7 +1015,7 @@ fn bi_goals(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
 fn bi_actions(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
     let role = a[1];
     answer(m, a[0], a[2], |m, rt| {
-        let r = Runtime::find_in(&mut rt.roles, &mut rt.vars, m, role)? as usize;
+        let r = rt.roles.find(&mut m.store, role, &mut rt.vars)? as usize;
         let legal: Vec<u32> = rt.legal_of(r).collect();
         let items: Vec<Cell> = legal.iter().map(|&i| Runtime::build(m, &rt.actions[r].terms[i as usize])).collect();
         Some(m.store.new_list(&items))
@@ -1030,9 +1026,10 @@ fn bi_actions(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
 fn bi_is_legal(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
     let (role, act) = (a[1], a[2]);
     answer(m, a[0], a[3], |m, rt| {
-        let r = Runtime::find_in(&mut rt.roles, &mut rt.vars, m, role)? as usize;
+        let r = rt.roles.find(&mut m.store, role, &mut rt.vars)? as usize;
         // An action no rule can make legal is not.
-        let legal = Runtime::find_in(&mut rt.actions[r], &mut rt.vars, m, act)
+        let legal = rt.actions[r]
+            .find(&mut m.store, act, &mut rt.vars)
             .is_some_and(|i| rt.net.on(rt.net.actions[r][i as usize].2, &rt.vals));
         Some(word(m, if legal { "true" } else { "false" }))
     })
@@ -1079,8 +1076,8 @@ fn bi_next(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
                         _ => return None,
                     }
                     let (role, act) = (m.store.heap[s + 1], m.store.heap[s + 2]);
-                    let r = Runtime::find_in(&mut rt.roles, &mut rt.vars, m, role)? as usize;
-                    let i = Runtime::find_in(&mut rt.actions[r], &mut rt.vars, m, act)? as usize;
+                    let r = rt.roles.find(&mut m.store, role, &mut rt.vars)? as usize;
+                    let i = rt.actions[r].find(&mut m.store, act, &mut rt.vars)? as usize;
                     rt.does.push(rt.net.actions[r][i].1);
                     c = m.store.deref(m.store.heap[p + 1]);
                 }
