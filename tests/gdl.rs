@@ -308,6 +308,65 @@ fn large_static_relations_load_or_are_computed_during_play() {
     assert!((32..=280).contains(&plies), "{plies}");
 }
 
+/// A relation computed during play, asked with no argument bound, lists
+/// its whole extent: the translation asks it after the literal that binds
+/// its argument, even a recursive one (laikLee_hex's visited lists).
+#[test]
+fn a_relation_computed_during_play_waits_for_its_arguments() {
+    const CELLS: usize = 12;
+    let cell = |i: usize| format!("c{i}");
+    let mut kif = String::from("(role p) (isList nil)\n");
+    for i in 0..CELLS {
+        kif += &format!("(le {}) (init (off {})) ", cell(i), cell(i));
+        if i + 1 < CELLS {
+            kif += &format!("(adj {a} {b}) (adj {b} {a}) ", a = cell(i), b = cell(i + 1));
+        }
+    }
+    // isList: every list of up to CELLS cells, written out length by
+    // length as laikLee_hex does (12^12 lists: computed during play).
+    for n in 1..=CELLS {
+        let (mut list, mut body) = (String::from("nil"), String::new());
+        for k in (1..=n).rev() {
+            list = format!("(list ?e{k} {list})");
+            body += &format!(" (le ?e{k})");
+        }
+        kif += &format!("\n(<= (isList {list}){body})");
+    }
+    kif += "
+        (<= (append_el ?el nil (list ?el nil)) (le ?el))
+        (<= (append_el ?el (list ?head ?tail) (list ?head ?newtail))
+            (le ?head) (le ?el) (distinct ?el ?head) (isList ?tail)
+            (append_el ?el ?tail ?newtail) (isList ?newtail))
+        (<= (conn ?x ?y ?list) (append_el ?x ?list ?list2) (conn2 ?x ?y ?list2))
+        (<= (conn2 ?x ?y ?list) (adj ?x ?y) (true (on ?y)) (isList ?list))
+        (<= (conn2 ?x ?y ?list) (adj ?x ?z) (true (on ?z)) (conn ?z ?y ?list) (isList ?list))
+        (<= (legal p (turn ?x)) (true (off ?x)))
+        (<= (next (on ?x)) (does p (turn ?x)))
+        (<= (next (on ?x)) (true (on ?x)))
+        (<= (next (off ?x)) (true (off ?x)) (not (does p (turn ?x))))
+        (<= through (true (on c0)) (conn c0 c11 nil))
+        (<= terminal through)
+        (<= (goal p 100) through)
+        (<= (goal p 0) (not through))";
+    let dir = std::env::temp_dir().join(format!("tabula-gdl-lists-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("lists.kif");
+    std::fs::write(&path, &kif).unwrap();
+    let (mut g, warnings) = Game::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert!(warnings.contains("`islist`") && warnings.contains("computed during play"), "{warnings}");
+    // Asked first, `(isList ?newtail)` lists 12^k lists for a path of k
+    // cells: far past this budget. Asked last, each test is one lookup.
+    g.engine().set_limits(tabula::engine::Limits { max_steps: Some(20_000_000), ..Default::default() });
+    let s = start(&mut g);
+    // The game ends when the cells from c0 to c11 are all on: after the
+    // twelfth move, whatever the order.
+    for seed in 0..3 {
+        g.seed(seed);
+        let (plies, outcome) = g.playout(&s).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert_eq!((plies, outcome), (12, tabula::game::Outcome::Winner("p".into())), "seed {seed}");
+    }
+}
+
 /// A game without `init` starts from the empty state (GDL allows it; the
 /// corpus's nonograms and sudoku build their boards with `next`).
 #[test]

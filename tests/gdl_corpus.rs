@@ -77,18 +77,6 @@ const HEAVY: &[&str] = &[
 const HEAVY_FULL: Budget =
     Budget { check_games: 1, check_plies: 2, playouts: 0, lockstep: 1, rounds: 4, perft_leaves: Some(0) };
 
-/// Games whose terminal test does not end in practice, in tabula as in
-/// SWI-Prolog running the same translation (#29: recursion over the state
-/// needs tabling): they load, and their roles and initial state agree with
-/// the reference, in the full pass; nothing is played.
-const ENDLESS: &[(&str, &str)] = &[(
-    "laikLee_hex",
-    "`connection` enumerates every simple path of a colour (a visited list): after about 30 \
-     moves one terminal test takes minutes",
-)];
-const ENDLESS_FULL: Budget =
-    Budget { check_games: 0, check_plies: 0, playouts: 0, lockstep: 0, rounds: 0, perft_leaves: None };
-
 /// Games that are not valid GDL, and what tabula must say when it refuses
 /// them.
 const REFUSED: &[(&str, &str)] = &[("speedChess", "`coords` is never defined")];
@@ -123,7 +111,7 @@ struct Row {
 /// and at perft depth 1.
 #[test]
 fn every_corpus_game_loads_and_agrees_with_a_second_evaluator() {
-    run_corpus(|name| (!HEAVY.contains(&name) && !is_endless(name)).then_some(QUICK));
+    run_corpus(|name| (!HEAVY.contains(&name)).then_some(QUICK));
 }
 
 /// Every game passes `check`, plays random games to the end, and agrees
@@ -131,15 +119,7 @@ fn every_corpus_game_loads_and_agrees_with_a_second_evaluator() {
 #[test]
 #[ignore = "minutes in release: run by .ci/run"]
 fn every_corpus_game_plays_to_the_end_and_agrees_with_a_second_evaluator() {
-    run_corpus(|name| {
-        Some(if is_endless(name) {
-            ENDLESS_FULL
-        } else if HEAVY.contains(&name) {
-            HEAVY_FULL
-        } else {
-            FULL
-        })
-    });
+    run_corpus(|name| Some(if HEAVY.contains(&name) { HEAVY_FULL } else { FULL }));
 }
 
 /// The GDL games of `games/` agree with the reference the same way, to
@@ -171,10 +151,6 @@ fn our_gdl_games_agree_with_a_second_evaluator() {
     }
 }
 
-fn is_endless(name: &str) -> bool {
-    ENDLESS.iter().any(|(n, _)| *n == name)
-}
-
 /// Runs every game of the corpus with its budget (`None`: left out) on
 /// every core, and fails with the list of the games that failed.
 fn run_corpus(budget: fn(&str) -> Option<Budget>) {
@@ -196,7 +172,7 @@ fn run_corpus(budget: fn(&str) -> Option<Budget>) {
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no .kif files in {}", dir.display());
-    for name in HEAVY.iter().chain(ENDLESS.iter().map(|(n, _)| n)) {
+    for name in HEAVY {
         assert!(dir.join(format!("{name}.kif")).is_file(), "{name} is listed, but the corpus does not have it");
     }
     let next = AtomicUsize::new(0);
@@ -213,9 +189,6 @@ fn run_corpus(budget: fn(&str) -> Option<Budget>) {
                         eprintln!("{name}: left to the full pass");
                         continue;
                     };
-                    if let Some((_, why)) = ENDLESS.iter().find(|(n, _)| *n == name) {
-                        eprintln!("{name}: not played: {why}");
-                    }
                     let started = Instant::now();
                     let result = corpus_game(path, budget);
                     let took = started.elapsed().as_secs_f64();

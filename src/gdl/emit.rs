@@ -24,7 +24,9 @@ pub fn pred_name(rel: &str) -> String {
 /// `(succ ?x ?y)` with `?y` bound; calls back into the rule's own stratum
 /// (recursion) come after everything else, so a recursive call comes with
 /// the arguments the others bound (`(nextrank ?y0 ?y)` before
-/// `(above ?p ?x ?y0)`), and a recursion down a chain ends.
+/// `(above ?p ?x ?y0)`), and a recursion down a chain ends; last of all, a
+/// relation computed during play asked with no argument bound, while
+/// another literal can bind one.
 pub fn order<'a>(body: &'a [Flat], bound: &HashSet<String>, a: &Analysis, stratum: Option<usize>) -> Vec<&'a Flat> {
     let mut bound = bound.clone();
     let mut left: Vec<&Flat> = body.iter().collect();
@@ -46,7 +48,27 @@ pub fn order<'a>(body: &'a [Flat], bound: &HashSet<String>, a: &Analysis, stratu
                 && atom.args.iter().enumerate().any(|(i, t)| {
                     ground_now(t, &bound) && a.fanout.get(&atom.rel).is_none_or(|f| f.get(i).is_none_or(|&f| f <= 2.0))
                 });
+            // A relation too large to compute at load, asked with no
+            // argument bound, generates that whole relation (`(isList
+            // ?newtail)` before the `(append_el ?el ?tail ?newtail)` that
+            // computes `?newtail`): it waits for a literal that can bind one
+            // of its variables, recursive or not.
+            let generator = a.on_demand.contains(&atom.rel) && !atom.args.iter().any(|t| ground_now(t, &bound)) && {
+                let mut vs = Vec::new();
+                l.vars(&mut vs);
+                vs.iter().any(|v| {
+                    !bound.contains(*v)
+                        && left.iter().any(|o| {
+                            !std::ptr::eq(*o, l) && {
+                                let mut ws = Vec::new();
+                                o.vars(&mut ws);
+                                ws.contains(v)
+                            }
+                        })
+                })
+            };
             Some(match () {
+                _ if generator => 4,
                 _ if recursive => 3,
                 _ if all_bound(l, &bound) => 0,
                 _ if indexed => 1,
