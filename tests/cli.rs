@@ -163,6 +163,42 @@ fn bad_serve_limits_are_clear_errors() {
     assert!(err.contains("--handshake takes a positive number of seconds, not 0"), "{err}");
 }
 
+/// `bench --seconds S` plays for S seconds once its engine is loaded, and
+/// its rate leaves the loading out: a game that takes longer than S to load
+/// (here a table of 300,000 facts) still plays.
+#[test]
+fn a_bench_for_a_time_plays_after_loading() {
+    let dir = std::env::temp_dir().join(format!("tabula-bench-time-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("take.rules");
+    let mut rules = String::from(
+        "title(take).
+players(_, [a, b]).
+other(a, b).
+other(b, a).
+to_move(s(P, _), P).
+game_over(s(P, 0), winner(W)) :- other(P, W).
+initial_state(_, s(a, 5)).
+move(s(P, N), take(K), s(O, M)) :- member(K, [1, 2]), K =< N, M is N - K, other(P, O).
+",
+    );
+    for i in 0..300_000 {
+        rules += &format!("filler({i}).\n");
+    }
+    std::fs::write(&path, rules).unwrap();
+    let started = std::time::Instant::now();
+    let (out, err, code) =
+        run(&["bench", path.to_str().unwrap(), "--seconds", "0.05", "--threads", "1", "--json"], None);
+    let wall = started.elapsed().as_secs_f64();
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["playouts"].as_u64().unwrap() > 0, "{v}");
+    // The run loads the file twice (the job, then its thread's engine);
+    // the seconds reported are those of the playing.
+    let seconds = v["seconds"].as_f64().unwrap();
+    assert!(seconds < wall / 2.0, "{seconds} s of {wall} s: {v}");
+}
+
 #[test]
 fn bench_results_do_not_depend_on_the_thread_count() {
     let json = |threads: &str| {

@@ -6,7 +6,6 @@ use crate::game::{Game, games_dir, list_games};
 use crate::work::{self, Hooks, Job, Shard, Task, Unit};
 use serde_json::{Value as Json, json};
 use std::path::PathBuf;
-use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
 pub struct ListArgs {
@@ -245,8 +244,8 @@ pub fn bench(a: BenchArgs) -> Result<i32, CliError> {
     let (job, s) = bench_job(&a, &find_file)?;
     let Task::Bench { playouts, .. } = job.task else { unreachable!("a bench job") };
     let shard = a.shard.unwrap_or(Shard::WHOLE);
-    let deadline = match (a.playouts, a.seconds) {
-        (None, Some(t)) => Some(Instant::now() + std::time::Duration::from_secs_f64(t.max(0.0))),
+    let time = match (a.playouts, a.seconds) {
+        (None, Some(t)) => Some(std::time::Duration::from_secs_f64(t.max(0.0))),
         _ => None,
     };
     let bar = progress((playouts != u64::MAX).then(|| shard.len(playouts)), "playouts");
@@ -255,7 +254,7 @@ pub fn bench(a: BenchArgs) -> Result<i32, CliError> {
             b.inc(n);
         }
     };
-    let hooks = Hooks { tick: &tick, deadline, ..Hooks::default() };
+    let hooks = Hooks { tick: &tick, time, ..Hooks::default() };
     let done = work::run(&Unit {
         path: &s.game.path,
         source: &s.game.source,

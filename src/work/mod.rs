@@ -30,7 +30,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The format a shard file declares; `merge` refuses any other.
 pub const FORMAT: &str = "tabula-shard/1";
@@ -272,6 +272,11 @@ pub enum Part {
         draws: u64,
         /// Wins by seat, in seat order.
         wins: Vec<(String, u64)>,
+        /// Seconds spent playing, loading left out (the sum over shards,
+        /// once merged; 0 in files of earlier versions, which had only the
+        /// shard's seconds).
+        #[serde(default)]
+        seconds: f64,
     },
 }
 
@@ -299,14 +304,15 @@ pub struct Hooks<'a> {
     /// A perft depth finished: depth, leaves so far, seconds (whole runs
     /// print depths as they come).
     pub depth_done: &'a (dyn Fn(u32, u64, f64) + Sync),
-    /// No item starts after this (a bench for a time; not a stop).
-    pub deadline: Option<Instant>,
+    /// A bench for a time: a thread starts no item after this long from
+    /// when its engine is loaded (not a stop).
+    pub time: Option<Duration>,
 }
 
 impl Default for Hooks<'static> {
     fn default() -> Self {
         static NEVER: AtomicBool = AtomicBool::new(false);
-        Hooks { tick: &|_| {}, stop: &NEVER, depth_done: &|_, _, _| {}, deadline: None }
+        Hooks { tick: &|_| {}, stop: &NEVER, depth_done: &|_, _, _| {}, time: None }
     }
 }
 
@@ -373,15 +379,28 @@ fn check_rules(path: &Path, source: &str, job: &Job) -> Result<(), WorkError> {
 /// Does `work` on the items `index(0)`, `index(1)`, ... (`total` of them)
 /// on `threads` threads. A thread loads its own engine and makes its
 /// context with `setup` once. Items are handed out in order until all are
-/// done, one fails, `hooks.stop` is set or `hooks.deadline` passes; every
+/// done, one fails, `hooks.stop` is set or `hooks.time` passes; every
 /// item handed out is finished, so the results (in order) are those of the
 /// first items, and fewer than `total` only after a stop.
 fn run_items<C, T: Send>(
     u: &Unit,
-    (total, index): (usize, &(dyn Fn(usize) -> u64 + Sync)),
+    items: (usize, &(dyn Fn(usize) -> u64 + Sync)),
     setup: &(dyn Fn(&mut Game) -> Result<C, WorkError> + Sync),
     work: &(dyn Fn(&mut Game, &C, u64) -> Result<T, WorkError> + Sync),
 ) -> Result<Vec<T>, WorkError> {
+    Ok(run_items_timed(u, items, setup, work)?.0)
+}
+
+/// [`run_items`], with the seconds spent on the items: from the first
+/// thread ready (its engine loaded, its context made) to the last item's
+/// end, so a rate leaves out the loading.
+fn run_items_timed<C, T: Send>(
+    u: &Unit,
+    (total, index): (usize, &(dyn Fn(usize) -> u64 + Sync)),
+    setup: &(dyn Fn(&mut Game) -> Result<C, WorkError> + Sync),
+    work: &(dyn Fn(&mut Game, &C, u64) -> Result<T, WorkError> + Sync),
+) -> Result<(Vec<T>, f64), WorkError> {
+    let span: Mutex<Option<(Instant, Instant)>> = Mutex::new(None);
     let next = AtomicUsize::new(0);
     let slots: Mutex<Vec<Option<T>>> = Mutex::new(Vec::new());
     let failure: Mutex<Option<WorkError>> = Mutex::new(None);
@@ -397,12 +416,22 @@ fn run_items<C, T: Send>(
             let worker = || -> Result<(), WorkError> {
                 let (mut game, _) = Game::from_rules(path, source, net)?;
                 let context = setup(&mut game)?;
+                let ready = Instant::now();
+                let deadline = hooks.time.map(|t| ready + t);
+                let mark = |end: Instant| {
+                    let mut span = span.lock().unwrap_or_else(|p| p.into_inner());
+                    let (first, last) = span.get_or_insert((ready, end));
+                    *first = (*first).min(ready);
+                    *last = (*last).max(end);
+                };
                 loop {
-                    if hooks.stop.load(Ordering::SeqCst) || hooks.deadline.is_some_and(|d| Instant::now() >= d) {
+                    if hooks.stop.load(Ordering::SeqCst) || deadline.is_some_and(|d| Instant::now() >= d) {
+                        mark(Instant::now());
                         return Ok(());
                     }
                     let k = next.fetch_add(1, Ordering::SeqCst);
                     if k >= total {
+                        mark(Instant::now());
                         return Ok(());
                     }
                     let r = work(&mut game, &context, index(k))?;
@@ -429,7 +458,9 @@ fn run_items<C, T: Send>(
         return Err(e);
     }
     let slots = slots.into_inner().map_err(|_| WorkError("a worker thread failed".into()))?;
-    Ok(slots.into_iter().map_while(|s| s).collect())
+    let span = span.into_inner().unwrap_or_else(|p| p.into_inner());
+    let seconds = span.map_or(0.0, |(first, last)| (last - first).as_secs_f64());
+    Ok((slots.into_iter().map_while(|s| s).collect(), seconds))
 }
 
 /// One game of a match: the controller (by index) in each seat, the
@@ -553,14 +584,14 @@ fn run_bench(u: &Unit) -> Result<(Part, bool), WorkError> {
     let work = |game: &mut Game, (options, from): &(crate::engine::Tmpl, Option<State>), i: u64| {
         Ok(game.seeded_playout(options, from.as_ref(), job.seed.wrapping_add(i))?)
     };
-    let done = run_items(u, (total, &|k| shard.item(k as u64)), &setup, &work)?;
+    let (done, seconds) = run_items_timed(u, (total, &|k| shard.item(k as u64)), &setup, &work)?;
     let interrupted = done.len() < total && u.hooks.stop.load(Ordering::SeqCst);
     let mut tally = crate::game::Tally::new(&job.players);
     for (len, outcome) in done {
         tally.record(len, outcome);
     }
     let crate::game::Tally { played, plies, draws, wins } = tally;
-    Ok((Part::Bench { played, plies, draws, wins }, interrupted))
+    Ok((Part::Bench { played, plies, draws, wins, seconds }, interrupted))
 }
 
 /// The positions `split` plies deep, each with the index of the first move
@@ -820,8 +851,12 @@ fn add(total: &mut Part, more: &Part) -> Result<(), String> {
             }
             Ok(())
         }
-        (Part::Bench { played, plies, draws, wins }, Part::Bench { played: p2, plies: l2, draws: d2, wins: w2 }) => {
+        (
+            Part::Bench { played, plies, draws, wins, seconds },
+            Part::Bench { played: p2, plies: l2, draws: d2, wins: w2, seconds: s2 },
+        ) => {
             *played += p2;
+            *seconds += s2;
             *plies += l2;
             *draws += d2;
             for (p, n) in w2 {

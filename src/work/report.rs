@@ -141,8 +141,13 @@ pub fn report_json(job: &Job, result: &Part, timing: Timing) -> Json {
                 .collect();
             json!({"game": job.game, "options": options, "depths": depths})
         }
-        (Task::Bench { .. }, Part::Bench { played, plies, draws, wins }) => {
-            let secs = seconds.max(1e-9);
+        (Task::Bench { .. }, Part::Bench { played, plies, draws, wins, seconds: playing }) => {
+            // The seconds spent playing, without the engines' loading (a
+            // GDL game's can take seconds), for a run and for shards added
+            // up; a cluster's wall time when it gives one; the run's seconds
+            // in a file of an earlier version.
+            let own = *playing > 0.0 && (shards <= 1 || timing.added);
+            let secs = if own { *playing } else { seconds }.max(1e-9);
             let mut res: serde_json::Map<String, Json> = wins.iter().map(|(p, n)| (p.clone(), json!(n))).collect();
             res.insert("draw".into(), json!(draws));
             json!({"game": job.game, "options": options, "playouts": played, "seconds": secs,
