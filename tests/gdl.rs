@@ -775,3 +775,24 @@ fn the_grounded_path_plays_as_the_translation_does() {
         }
     }
 }
+
+/// A network travels as JSON (to a cluster's shards) and plays the same
+/// games there; a damaged one is refused when read, not met during play.
+#[test]
+fn a_network_read_back_from_json_plays_the_same_games() {
+    use tabula::gdl::ground::Net;
+    let mut g = our_game("breakthrough-6x6.kif");
+    let net = g.net.clone().expect("breakthrough grounds");
+    let text = net.to_json();
+    let back = Net::from_json(&text).unwrap();
+    assert_eq!(back.size(), net.size());
+    let (mut h, _) = Game::from_rules(&g.path.clone(), &g.source.clone(), Some(&std::sync::Arc::new(back))).unwrap();
+    let o = g.options_term(&[]).unwrap();
+    for seed in 0..5 {
+        assert_eq!(g.seeded_playout(&o, None, seed).unwrap(), h.seeded_playout(&o, None, seed).unwrap(), "seed {seed}");
+    }
+    let damaged = text.replacen("\"lits\":[", "\"lits\":[4000000000,", 1);
+    let e = Net::from_json(&damaged).unwrap_err();
+    assert!(e.contains("damaged network of propositions"), "{e}");
+    assert!(Net::from_json(&text[..text.len() / 2]).unwrap_err().contains("not a network"));
+}

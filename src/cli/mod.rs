@@ -87,6 +87,8 @@ pub struct Plan {
     pub json: bool,
     /// Where self-play writes its positions (`--out`).
     pub out: Option<PathBuf>,
+    /// A grounded GDL game's network, for the shards to run on.
+    pub net: Option<crate::gdl::ground::Shared>,
 }
 
 /// Reads a `match`, `perft` or `bench` command line (without `tabula`)
@@ -133,7 +135,7 @@ pub fn plan(argv: &[String], find: &setup::Finder) -> Result<Plan, CliError> {
     if shard.is_some() {
         return Err(CliError("the run is split into shards for you: leave out --shard".into()));
     }
-    Ok(Plan { job, path: session.game.path, source: session.game.source, json, out })
+    Ok(Plan { job, path: session.game.path, source: session.game.source, json, out, net: session.game.net })
 }
 
 /// An error that ends a command: printed to stderr, exit code 2.

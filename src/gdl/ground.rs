@@ -25,6 +25,7 @@ use crate::engine::db::FastMap;
 use crate::engine::machine::Machine;
 use crate::engine::term::{Store, hash_cells};
 use crate::engine::{Cell, Engine, Tmpl};
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -44,14 +45,16 @@ type Lit = u32;
 /// One step of an evaluation: propositions evaluated once each, in order
 /// (a range of `code`), or a recursive group of them (a range of `groups`)
 /// iterated until nothing changes.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 enum Step {
     Run(u32, u32),
     Group(u32, u32),
 }
 
-/// A game's rules as a network of propositions.
-#[derive(Debug)]
+/// A game's rules as a network of propositions. It travels as JSON (to
+/// the shards of a cluster run, built once): [`Net::to_json`],
+/// [`Net::from_json`], which checks it.
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Net {
     /// Propositions: the fluents first (`true`), then the actions
     /// (`does`), then the derived ones.
@@ -95,6 +98,100 @@ impl Net {
     /// How many propositions and literals the network has.
     pub fn size(&self) -> (usize, usize) {
         (self.props, self.lits.len())
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a network is plain data")
+    }
+
+    /// A network from [`Net::to_json`]'s text, checked: every proposition,
+    /// range and literal it refers to is in it, so a damaged one is an
+    /// error here, never a fault during play.
+    pub fn from_json(text: &str) -> Result<Net, String> {
+        let net: Net = serde_json::from_str(text).map_err(|e| format!("not a network of propositions: {e}"))?;
+        net.checked()
+    }
+
+    /// The network, if it is whole (one read by serde elsewhere).
+    pub fn checked(self) -> Result<Net, String> {
+        self.check().map_err(|e| format!("a damaged network of propositions: {e}"))?;
+        Ok(self)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let n = self.props;
+        let prop = |p: u32, what: &str| {
+            if (p as usize) < n { Ok(()) } else { Err(format!("{what} {p} of {n} propositions")) }
+        };
+        let prop_or_none = |p: u32, what: &str| if p == NONE { Ok(()) } else { prop(p, what) };
+        let lit = |l: Lit| prop(l / 2, "literal of proposition");
+        let range = |a: u32, b: u32, len: usize, what: &str| {
+            if a <= b && b as usize <= len { Ok(()) } else { Err(format!("{what} {a}..{b} of {len}")) }
+        };
+        if self.fluents.len() > n || self.next.len() != self.fluents.len() {
+            return Err("its fluents do not match its propositions".into());
+        }
+        if self.actions.len() != self.roles.len() || self.goals.len() != self.roles.len() {
+            return Err("its roles, actions and goals do not match".into());
+        }
+        for &p in &self.next {
+            prop_or_none(p, "next")?;
+        }
+        prop_or_none(self.terminal, "terminal")?;
+        for &(_, does, legal) in self.actions.iter().flatten() {
+            prop(does, "action")?;
+            prop_or_none(legal, "legal")?;
+        }
+        for &(_, p) in self.goals.iter().flatten() {
+            prop(p, "goal")?;
+        }
+        if self.rule_start.len() != n + 1 || self.lit_start.first() != Some(&0) {
+            return Err("its rules do not match its propositions".into());
+        }
+        for w in self.rule_start.windows(2) {
+            range(w[0], w[1], self.lit_start.len() - 1, "rules")?;
+        }
+        for w in self.lit_start.windows(2) {
+            range(w[0], w[1], self.lits.len(), "literals")?;
+        }
+        for &l in &self.lits {
+            lit(l)?;
+        }
+        for &p in &self.groups {
+            prop(p, "member of a recursive group")?;
+        }
+        for step in self.state_steps.iter().chain(&self.move_steps) {
+            match *step {
+                Step::Group(a, b) => range(a, b, self.groups.len(), "group")?,
+                Step::Run(a, b) => {
+                    range(a, b, self.code.len(), "code")?;
+                    // The layout `run_code` reads: proposition, length, then
+                    // each rule as its length and literals.
+                    let code = &self.code[a as usize..b as usize];
+                    let mut i = 0;
+                    while i < code.len() {
+                        let (&p, &len) = code.get(i).zip(code.get(i + 1)).ok_or("code cut short")?;
+                        prop(p, "proposition")?;
+                        let end = i + 2 + len as usize;
+                        let mut j = i + 2;
+                        while j < end {
+                            let k = *code.get(j).ok_or("code cut short")? as usize;
+                            let body =
+                                code.get(j + 1..j + 1 + k).filter(|_| j + 1 + k <= end).ok_or("code cut short")?;
+                            for &l in body {
+                                lit(l)?;
+                            }
+                            j += 1 + k;
+                        }
+                        if j != end {
+                            return Err("code cut short".into());
+                        }
+                        i = end;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -30,7 +30,7 @@ def untimed(doc):
 
 
 def one_process(threads):
-    job, path, rules, _, _ = _tabula._plan(ARGV)
+    job, path, rules, _, _, _ = _tabula._plan(ARGV)
     start = time.perf_counter()
     whole = _tabula._run_shard(job, path, rules, 0, 1, threads)
     seconds = time.perf_counter() - start

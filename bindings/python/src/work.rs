@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::path::{Path, PathBuf};
 use tabula::game::{GameError, find_game};
+use tabula::gdl::ground::{Net, Shared};
 use tabula::work::{self, Hooks, Job, Shard, Timing, Unit};
 
 fn error(e: impl std::fmt::Display) -> PyErr {
@@ -30,15 +31,38 @@ fn find(name: &str, dir: Option<&Path>) -> Result<(PathBuf, String), GameError> 
 
 /// Reads a `match`, `tournament`, `selfplay`, `perft` or `bench` command
 /// line (as `tabula` takes it, without `tabula`) into `(job, path, rules,
-/// json, out)`: the job as JSON, the rules it runs, whether `--json` was
-/// given, and self-play's `--out`. Raises `TabulaError`
-/// with the command line's own message.
+/// json, out, net)`: the job as JSON, the rules it runs, whether `--json`
+/// was given, self-play's `--out`, and a grounded GDL game's network (JSON,
+/// with the digest of the rules it is for), built once here for every
+/// shard. Raises `TabulaError` with the command line's own message.
 #[pyfunction]
-pub fn _plan(py: Python<'_>, argv: Vec<String>) -> PyResult<(String, String, String, bool, Option<String>)> {
+pub fn _plan(py: Python<'_>, argv: Vec<String>) -> PyResult<Plan> {
     let plan = py.detach(|| tabula::cli::plan(&argv, &find)).map_err(|e| error(e.0))?;
     let job = serde_json::to_string(&plan.job).map_err(error)?;
     let out = plan.out.map(|o| o.display().to_string());
-    Ok((job, plan.path.display().to_string(), plan.source, plan.json, out))
+    let net = plan.net.map(|n| format!("{{\"rules\":\"{}\",\"net\":{}}}", plan.job.digest, n.to_json()));
+    Ok((job, plan.path.display().to_string(), plan.source, plan.json, out, net))
+}
+
+/// What `_plan` returns.
+type Plan = (String, String, String, bool, Option<String>, Option<String>);
+
+/// The network `_plan` gave, for `job`'s rules.
+fn net_for(job: &Job, net: Option<&str>) -> PyResult<Option<Shared>> {
+    let Some(text) = net else { return Ok(None) };
+    #[derive(serde::Deserialize)]
+    struct Sent {
+        rules: String,
+        net: Net,
+    }
+    let sent: Sent = serde_json::from_str(text).map_err(|e| error(format!("not a network from `_plan`: {e}")))?;
+    if sent.rules != job.digest {
+        return Err(error(format!(
+            "the network is for other rules (digest {}, the job's {}): every shard must run the same file",
+            sent.rules, job.digest
+        )));
+    }
+    Ok(Some(std::sync::Arc::new(sent.net.checked().map_err(error)?)))
 }
 
 /// A job read from its JSON, and shard `index` of `count`.
@@ -48,10 +72,13 @@ fn job_and_shard(job: &str, index: u64, count: u64) -> PyResult<(Job, Shard)> {
     Ok((job, shard))
 }
 
-/// Runs shard `index` of `count` of a job (JSON) on the rules given, on
-/// `threads` threads, with the GIL released; returns the shard file's JSON.
+/// Runs shard `index` of `count` of a job (JSON) on the rules given (and
+/// the network `_plan` gave, if any), on `threads` threads, with the GIL
+/// released; returns the shard file's JSON.
 #[pyfunction]
-#[pyo3(signature = (job, path, rules, index, count, threads = 1))]
+#[pyo3(signature = (job, path, rules, index, count, threads = 1, net = None))]
+// The arguments are the Python function's.
+#[allow(clippy::too_many_arguments)]
 pub fn _run_shard(
     py: Python<'_>,
     job: &str,
@@ -60,10 +87,13 @@ pub fn _run_shard(
     index: u64,
     count: u64,
     threads: usize,
+    net: Option<&str>,
 ) -> PyResult<String> {
     let (job, shard) = job_and_shard(job, index, count)?;
+    let net = net_for(&job, net)?;
     let hooks = Hooks::default();
-    let unit = Unit { path: Path::new(path), source: rules, net: None, job: &job, shard, threads, hooks: &hooks };
+    let unit =
+        Unit { path: Path::new(path), source: rules, net: net.as_ref(), job: &job, shard, threads, hooks: &hooks };
     let done = py.detach(|| work::run(&unit)).map_err(error)?;
     serde_json::to_string(&done).map_err(error)
 }
@@ -74,7 +104,9 @@ type NpyFiles = Vec<(String, Py<PyBytes>)>;
 /// Runs shard `index` of `count` of a self-play job: the shard file's
 /// JSON, and its positions as `.npy` files, `(name, bytes)`.
 #[pyfunction]
-#[pyo3(signature = (job, path, rules, index, count, threads = 1))]
+#[pyo3(signature = (job, path, rules, index, count, threads = 1, net = None))]
+// The arguments are the Python function's.
+#[allow(clippy::too_many_arguments)]
 pub fn _run_selfplay_shard(
     py: Python<'_>,
     job: &str,
@@ -83,10 +115,13 @@ pub fn _run_selfplay_shard(
     index: u64,
     count: u64,
     threads: usize,
+    net: Option<&str>,
 ) -> PyResult<(String, NpyFiles)> {
     let (job, shard) = job_and_shard(job, index, count)?;
+    let net = net_for(&job, net)?;
     let hooks = Hooks::default();
-    let unit = Unit { path: Path::new(path), source: rules, net: None, job: &job, shard, threads, hooks: &hooks };
+    let unit =
+        Unit { path: Path::new(path), source: rules, net: net.as_ref(), job: &job, shard, threads, hooks: &hooks };
     let (done, positions) = py.detach(|| work::run_selfplay(&unit)).map_err(error)?;
     let files = positions
         .npy_files()

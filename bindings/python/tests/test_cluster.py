@@ -18,6 +18,7 @@ import time
 
 import pytest
 
+import tabula
 from tabula import _tabula, cluster
 from tabula._tabula import TabulaError
 
@@ -93,7 +94,7 @@ def kill_raylet(port):
 
 def one_machine(argv):
     """The run's report (JSON) done whole in this process, as `tabula` does it."""
-    job, path, rules, _, _ = _tabula._plan(argv)
+    job, path, rules, _, _, _ = _tabula._plan(argv)
     whole = _tabula._run_shard(job, path, rules, 0, 1, 2)
     return json.loads(_tabula._merge([("whole", whole)], json=True))
 
@@ -161,7 +162,7 @@ def test_selfplay_on_three_nodes_writes_the_data_of_one_machine(ray_cluster, tmp
     on_ray = tabula.selfplay.load(tmp_path / "ray")
     assert result.json["positions"] == len(on_ray["returns"]) > 0
     # The same run in one piece, here.
-    job, path, rules, _, _ = _tabula._plan(argv)
+    job, path, rules, _, _, _ = _tabula._plan(argv)
     _, files = _tabula._run_selfplay_shard(job, path, rules, 0, 1, 2)
     (tmp_path / "here").mkdir()
     for name, data in files:
@@ -221,8 +222,43 @@ def test_python_m_tabula_cluster_exits_2_with_the_message():
     assert out.returncode == 2 and "--shards needs at least 1" in out.stderr
 
 
+KIF_BREAKTHROUGH = str(pathlib.Path(__file__).resolve().parents[3] / "games" / "breakthrough-8x8.kif")
+
+
+def test_shards_of_a_grounded_gdl_game_run_on_its_network():
+    argv = ["bench", KIF_BREAKTHROUGH, "--playouts", "12", "--seed", "5"]
+    job, path, rules, _, _, net = _tabula._plan(argv)
+    assert net is not None
+    shards = [(f"shard {i}", _tabula._run_shard(job, path, rules, i, 3, 1, net)) for i in range(3)]
+    merged = json.loads(_tabula._merge(shards, json=True))
+    # The network's random games are those of the game as loaded here (a
+    # grounded game plays its playouts on its network).
+    here = tabula.load(KIF_BREAKTHROUGH).bench(playouts=12, seed=5)
+    assert merged["playouts"] == 12
+    assert {p: merged["results"][p] for p in ("white", "black")} == here["wins"]
+    assert round(merged["average_length"] * 12) == here["plies"]
+    # A game that does not ground has none.
+    assert _tabula._plan(["perft", "breakthrough", "2"])[5] is None
+
+
+def test_a_damaged_or_foreign_network_is_an_error():
+    job, path, rules, _, _, net = _tabula._plan(["perft", KIF_BREAKTHROUGH, "2"])
+    doc = json.loads(net)
+    broken = dict(doc, net=dict(doc["net"], terminal=10**9))
+    with pytest.raises(TabulaError, match="damaged network of propositions: terminal"):
+        _tabula._run_shard(job, path, rules, 0, 1, 1, json.dumps(broken))
+    cut = dict(doc, net=dict(doc["net"], code=doc["net"]["code"][:-1]))
+    with pytest.raises(TabulaError, match="damaged network of propositions"):
+        _tabula._run_shard(job, path, rules, 0, 1, 1, json.dumps(cut))
+    with pytest.raises(TabulaError, match="not a network"):
+        _tabula._run_shard(job, path, rules, 0, 1, 1, "{}")
+    other, *_ = _tabula._plan(["perft", str(pathlib.Path(KIF_BREAKTHROUGH).with_name("connect-four.kif")), "2"])
+    with pytest.raises(TabulaError, match="the network is for other rules"):
+        _tabula._run_shard(other, path, rules, 0, 1, 1, net)
+
+
 def test_a_corrupt_or_foreign_shard_is_refused_by_merge():
-    job, path, rules, _, _ = _tabula._plan(["perft", "breakthrough", "2"])
+    job, path, rules, _, _, _ = _tabula._plan(["perft", "breakthrough", "2"])
     a = _tabula._run_shard(job, path, rules, 0, 2)
     b = _tabula._run_shard(job, path, rules, 1, 2)
     assert json.loads(_tabula._merge([("a", a), ("b", b)], json=True))["depths"][1]["nodes"] == 484

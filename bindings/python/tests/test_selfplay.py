@@ -13,7 +13,7 @@ ARGV = ["selfplay", "breakthrough", "-o", "rows=5", "-o", "cols=5", "--seat", "m
 
 
 def write_shards(folder, count):
-    job, path, rules, _, _ = _tabula._plan(ARGV)
+    job, path, rules, _, _, _ = _tabula._plan(ARGV)
     reports = []
     for i in range(count):
         text, files = _tabula._run_selfplay_shard(job, path, rules, i, count)
@@ -87,6 +87,6 @@ def test_a_folder_missing_a_shard_is_refused(tmp_path):
 
 
 def test_a_game_without_integer_actions_is_refused():
-    job, path, rules, _, _ = _tabula._plan(["selfplay", "campo-bello", "--seat", "random", "--games", "1"])
+    job, path, rules, _, _, _ = _tabula._plan(["selfplay", "campo-bello", "--seat", "random", "--games", "1"])
     with pytest.raises(tabula.TabulaError, match="does not number its moves"):
         _tabula._run_selfplay_shard(job, path, rules, 0, 1)

@@ -57,15 +57,16 @@ class Result:
         return f"<tabula.cluster.Result: {self.shards} shards on {self.nodes} nodes, {self.seconds:.1f} s>"
 
 
-def _shard(job: str, path: str, rules: str, index: int, count: int):
-    # Runs in a Ray worker: the engine runs in this process, one thread.
-    # Self-play returns its positions too (.npy files as bytes), which the
-    # driver writes: the nodes need no shared disk.
+def _shard(job: str, path: str, rules: str, net: Optional[str], index: int, count: int):
+    # Runs in a Ray worker: the engine runs in this process, one thread (on
+    # a grounded GDL game's network, built once by the driver). Self-play
+    # returns its positions too (.npy files as bytes), which the driver
+    # writes: the nodes need no shared disk.
     from tabula import _tabula as engine
 
     if json.loads(job)["command"] == "selfplay":
-        return engine._run_selfplay_shard(job, path, rules, index, count, 1)
-    return engine._run_shard(job, path, rules, index, count, 1), []
+        return engine._run_selfplay_shard(job, path, rules, index, count, 1, net)
+    return engine._run_shard(job, path, rules, index, count, 1, net), []
 
 
 def _items(job: dict) -> Optional[int]:
@@ -99,7 +100,7 @@ def run(
     """
     import ray
 
-    job, path, rules, as_json, out = _tabula._plan(list(argv))
+    job, path, rules, as_json, out, net = _tabula._plan(list(argv))
     job_doc = json.loads(job)
     if shards is not None and shards < 1:
         raise TabulaError(f"--shards needs at least 1, not {shards}")
@@ -114,10 +115,11 @@ def run(
     if items is not None:
         count = max(1, min(count, items))
     task = ray.remote(num_cpus=1, max_retries=retries)(_shard)
-    # The job and the rules go to the object store once, not once a task.
-    job_ref, path_ref, rules_ref = ray.put(job), ray.put(path), ray.put(rules)
+    # The job, the rules and the network go to the object store once, not
+    # once a task.
+    job_ref, path_ref, rules_ref, net_ref = ray.put(job), ray.put(path), ray.put(rules), ray.put(net)
     started = time.monotonic()
-    pending = {task.remote(job_ref, path_ref, rules_ref, i, count): i for i in range(count)}
+    pending = {task.remote(job_ref, path_ref, rules_ref, net_ref, i, count): i for i in range(count)}
     done: dict[int, str] = {}
     waiting = list(pending)
     while waiting:
