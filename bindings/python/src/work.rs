@@ -40,22 +40,28 @@ pub fn _plan(py: Python<'_>, argv: Vec<String>) -> PyResult<Plan> {
     let plan = py.detach(|| tabula::cli::plan(&argv, &find)).map_err(|e| error(e.0))?;
     let job = serde_json::to_string(&plan.job).map_err(error)?;
     let out = plan.out.map(|o| o.display().to_string());
-    let net = plan.net.map(|n| format!("{{\"rules\":\"{}\",\"net\":{}}}", plan.job.digest, n.to_json()));
+    let net = match plan.net {
+        Some(n) => Some(serde_json::to_string(&Sent { rules: plan.job.digest.clone(), net: &*n }).map_err(error)?),
+        None => None,
+    };
     Ok((job, plan.path.display().to_string(), plan.source, plan.json, out, net))
 }
 
 /// What `_plan` returns.
 type Plan = (String, String, String, bool, Option<String>, Option<String>);
 
+/// A network as `_plan` sends it to the shards: with the digest of the
+/// rules it was built for.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Sent<N> {
+    rules: String,
+    net: N,
+}
+
 /// The network `_plan` gave, for `job`'s rules.
 fn net_for(job: &Job, net: Option<&str>) -> PyResult<Option<Shared>> {
     let Some(text) = net else { return Ok(None) };
-    #[derive(serde::Deserialize)]
-    struct Sent {
-        rules: String,
-        net: Net,
-    }
-    let sent: Sent = serde_json::from_str(text).map_err(|e| error(format!("not a network from `_plan`: {e}")))?;
+    let sent: Sent<Net> = serde_json::from_str(text).map_err(|e| error(format!("not a network from `_plan`: {e}")))?;
     if sent.rules != job.digest {
         return Err(error(format!(
             "the network is for other rules (digest {}, the job's {}): every shard must run the same file",
