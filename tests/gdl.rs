@@ -32,19 +32,21 @@ fn game_on(name: &str, kif: &str, ground: bool) -> Game {
     t.into_game(&path).unwrap()
 }
 
-/// A game from KIF text (written to a temporary `.kif` file).
-fn game(name: &str, kif: &str) -> Game {
+/// A game from KIF text (written to a temporary `.kif` file), with its
+/// load warnings.
+fn game_warned(name: &str, kif: &str) -> (Game, String) {
     let dir = std::env::temp_dir().join(format!("tabula-gdl-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.kif"));
     std::fs::write(&path, kif).unwrap();
-    match Game::load(&path) {
-        Ok((g, warnings)) => {
-            assert!(warnings.is_empty(), "{warnings}");
-            g
-        }
-        Err(e) => panic!("{name}: {e}"),
-    }
+    Game::load(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// A game from KIF text that loads without a warning.
+fn game(name: &str, kif: &str) -> Game {
+    let (g, warnings) = game_warned(name, kif);
+    assert!(warnings.is_empty(), "{warnings}");
+    g
 }
 
 fn start(g: &mut Game) -> State {
@@ -282,11 +284,7 @@ fn large_static_relations_load_or_are_computed_during_play() {
          (<= (goal p 50) terminal (not (true linked)))
          (<= (goal p 0) (not terminal))"
     );
-    let dir = std::env::temp_dir().join(format!("tabula-gdl-large-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("arith.kif");
-    std::fs::write(&path, kif).unwrap();
-    let (mut g, warnings) = Game::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let (mut g, warnings) = game_warned("arith", &kif);
     // 40^5 ways to try, past the load-time step budget: computed during
     // play, said in a warning; `plus` (45,451 facts) at load.
     assert!(warnings.contains("`linked`") && warnings.contains("computed during play"), "{warnings}");
@@ -348,11 +346,7 @@ fn a_relation_computed_during_play_waits_for_its_arguments() {
         (<= terminal through)
         (<= (goal p 100) through)
         (<= (goal p 0) (not through))";
-    let dir = std::env::temp_dir().join(format!("tabula-gdl-lists-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("lists.kif");
-    std::fs::write(&path, &kif).unwrap();
-    let (mut g, warnings) = Game::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let (mut g, warnings) = game_warned("lists", &kif);
     assert!(warnings.contains("`islist`") && warnings.contains("computed during play"), "{warnings}");
     // Asked first, `(isList ?newtail)` lists 12^k lists for a path of k
     // cells: far past this budget. Asked last, each test is one lookup.

@@ -204,7 +204,8 @@ pub struct BenchArgs {
     /// Number of random playouts (default 1000 unless --seconds is given).
     #[arg(long)]
     pub playouts: Option<u64>,
-    /// Play for this many seconds instead.
+    /// Play for this many seconds instead (each thread once its engine is
+    /// loaded). Either way the rate counts the seconds spent playing.
     #[arg(long)]
     pub seconds: Option<f64>,
     #[arg(long, default_value_t = 0)]

@@ -31,11 +31,12 @@ pub fn order<'a>(body: &'a [Flat], bound: &HashSet<String>, a: &Analysis, stratu
     let mut bound = bound.clone();
     let mut left: Vec<&Flat> = body.iter().collect();
     let mut out = Vec::with_capacity(left.len());
-    let all_bound = |l: &Flat, bound: &HashSet<String>| {
+    fn vars(l: &Flat) -> Vec<&str> {
         let mut vs = Vec::new();
         l.vars(&mut vs);
-        vs.iter().all(|v| bound.contains(*v))
-    };
+        vs
+    }
+    let all_bound = |l: &Flat, bound: &HashSet<String>| vars(l).iter().all(|v| bound.contains(*v));
     while !left.is_empty() {
         if let Some(i) = left.iter().position(|l| !matches!(l, Flat::Pos(_)) && all_bound(l, &bound)) {
             out.push(left.remove(i));
@@ -53,20 +54,11 @@ pub fn order<'a>(body: &'a [Flat], bound: &HashSet<String>, a: &Analysis, stratu
             // ?newtail)` before the `(append_el ?el ?tail ?newtail)` that
             // computes `?newtail`): it waits for a literal that can bind one
             // of its variables, recursive or not.
-            let generator = a.on_demand.contains(&atom.rel) && !atom.args.iter().any(|t| ground_now(t, &bound)) && {
-                let mut vs = Vec::new();
-                l.vars(&mut vs);
-                vs.iter().any(|v| {
-                    !bound.contains(*v)
-                        && left.iter().any(|o| {
-                            !std::ptr::eq(*o, l) && {
-                                let mut ws = Vec::new();
-                                o.vars(&mut ws);
-                                ws.contains(v)
-                            }
-                        })
-                })
-            };
+            let generator = a.on_demand.contains(&atom.rel)
+                && !atom.args.iter().any(|t| ground_now(t, &bound))
+                && vars(l)
+                    .iter()
+                    .any(|v| !bound.contains(*v) && left.iter().any(|o| !std::ptr::eq(*o, l) && vars(o).contains(v)));
             Some(match () {
                 _ if generator => 4,
                 _ if recursive => 3,
@@ -78,9 +70,7 @@ pub fn order<'a>(body: &'a [Flat], bound: &HashSet<String>, a: &Analysis, stratu
         let best = left.iter().enumerate().filter_map(|(i, l)| rank(l).map(|r| (r, i))).min().map(|(_, i)| i);
         // Only unsafe literals are left (already reported): keep them.
         let l = left.remove(best.unwrap_or(0));
-        let mut vs = Vec::new();
-        l.vars(&mut vs);
-        bound.extend(vs.into_iter().map(str::to_string));
+        bound.extend(vars(l).into_iter().map(str::to_string));
         out.push(l);
     }
     out
