@@ -12,6 +12,14 @@ fn games() -> Vec<PathBuf> {
     tabula::game::list_games(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games"))
 }
 
+/// The games, and the game the book's "Writing a game" chapter builds:
+/// its perft table and `check` are held to the same standard.
+fn games_and_tutorial() -> Vec<PathBuf> {
+    let mut all = games();
+    all.extend(tabula::game::list_games(&Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/tutorial")));
+    all
+}
+
 /// An option set and its `(depth, nodes)` rows.
 type PerftSet = (Vec<(String, String)>, Vec<(u32, u64)>);
 
@@ -41,7 +49,7 @@ fn options_prolog(opts: &[(String, String)], game: &mut Game) -> String {
 
 /// Each game that has a perft table, loaded, with its table.
 fn games_with_tables() -> Vec<(PathBuf, Game, Vec<PerftSet>)> {
-    games()
+    games_and_tutorial()
         .into_iter()
         .filter_map(|path| {
             let table = path.with_extension("perft");
@@ -97,11 +105,23 @@ fn perft_matches_swipl() {
 
 #[test]
 fn every_game_passes_check() {
-    for path in games() {
+    for path in games_and_tutorial() {
         let out = Command::new(env!("CARGO_BIN_EXE_tabula")).arg("check").arg(&path).output().unwrap();
         assert!(out.status.success(), "{}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
         assert!(String::from_utf8_lossy(&out.stdout).contains("game ok"));
     }
+}
+
+/// A game with nothing hidden may show every player's hand to everyone:
+/// only a game with `sample_state/3` has hands to keep secret.
+#[test]
+fn a_game_with_nothing_hidden_shows_every_hand() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/games_public/public_hands.rules");
+    let out = Command::new(env!("CARGO_BIN_EXE_tabula")).arg("check").arg(&path).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(!said.contains("hand"), "{said}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("game ok"));
 }
 
 #[test]

@@ -87,6 +87,11 @@ pub fn run(a: CheckArgs) -> Result<i32, CliError> {
         eprint!("{}", render(&name, &src, &report.diagnostics));
         // A file that defines at least half of the game predicates is
         // checked as a game.
+        let missing: Vec<String> = REQUIRED
+            .iter()
+            .filter(|(n, a)| !engine.defined_arities(n).contains(a))
+            .map(|(n, a)| format!("{n}/{a}"))
+            .collect();
         let defined = REQUIRED.iter().filter(|(n, _)| !engine.defined_arities(n).is_empty()).count();
         let is_game = errors == 0 && defined * 2 >= REQUIRED.len();
         if is_game {
@@ -108,6 +113,17 @@ pub fn run(a: CheckArgs) -> Result<i32, CliError> {
         } else {
             let what = if is_game { "game ok" } else { "ok" };
             println!("{name}: {what} ({})", plural(warnings, "warning"));
+            // A `.rules` file that is not yet a game (one being written) is
+            // told what a game still needs.
+            if !is_game && path.extension().is_some_and(|e| e == "rules") {
+                let lacking = if missing.len() == REQUIRED.len() {
+                    "it defines none of the game predicates".to_string()
+                } else {
+                    format!("{} still missing", missing.join(", "))
+                };
+                let all: Vec<String> = REQUIRED.iter().map(|(n, a)| format!("{n}/{a}")).collect();
+                eprintln!("{name}: note: not checked as a game: {lacking}; a game defines {}", all.join(", "));
+            }
         }
     }
     Ok(if failed { 1 } else { 0 })

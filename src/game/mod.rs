@@ -917,7 +917,10 @@ impl Game {
                 }
             };
             out.extend(v.problems());
-            out.extend(v.leaks(viewer).into_iter().map(|p| ("hands", p)));
+            // In a game with nothing hidden every hand is public.
+            if self.hidden() {
+                out.extend(v.leaks(viewer).into_iter().map(|p| ("hands", p)));
+            }
             if self.hidden() && viewer != "spectator" {
                 match self.sample_state(s, viewer).and_then(|t| self.view(&t, viewer)) {
                     Ok(Some(w)) if w != v => out.push((
