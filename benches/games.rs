@@ -12,7 +12,6 @@
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
-use tabula::game::Game;
 
 fn swipl(root: &Path, game: &Path, goal: &str) -> Option<String> {
     let load = format!(
@@ -37,14 +36,14 @@ fn main() {
     // contains one of the words.
     let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     for game_path in tabula::game::list_games(&root.join("games")) {
-        let (mut game, _) = Game::load(&game_path).expect("game loads");
+        let (mut game, _) = tabula::loader::load(&game_path).expect("game loads");
         if !only.is_empty() && !only.iter().any(|w| game.name.contains(w.as_str())) {
             continue;
         }
         // SWI-Prolog runs a GDL game's translation.
         let path = if tabula::game::is_gdl(&game_path) {
             let file = std::env::temp_dir().join(format!("tabula-bench-{}.pl", game.name));
-            std::fs::write(&file, &game.source).expect("write the translation");
+            std::fs::write(&file, game.source()).expect("write the translation");
             file
         } else {
             game_path.clone()

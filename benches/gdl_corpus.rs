@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use tabula::game::{Game, PlayoutEnd};
+use tabula::game::PlayoutEnd;
 
 /// A playout that takes longer than this is not waited for.
 const PLAYOUT_LIMIT: Duration = Duration::from_secs(30);
@@ -33,13 +33,13 @@ fn corpus() -> Option<PathBuf> {
 
 fn measure(path: &Path, seconds: f64) -> Result<Figures, String> {
     let started = Instant::now();
-    let (mut game, warnings) = Game::load(path).map_err(|e| e.to_string())?;
+    let (mut game, warnings) = tabula::loader::load(path).map_err(|e| e.to_string())?;
     let load = started.elapsed().as_secs_f64();
     // A game runs grounded (a network of propositions, the translation for
     // the rest) where it grounds, else as its translation; what varies
     // besides is what is computed during play and whether rounds are
     // simultaneous.
-    let mut path = match &game.not_grounded {
+    let mut path = match game.spec().note() {
         None => String::from("grounded"),
         Some(why) => format!("translation ({})", why.replace(['\t', '\n'], " ")),
     };

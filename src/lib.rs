@@ -24,6 +24,8 @@ pub mod cli;
 pub mod engine;
 pub mod game;
 pub mod gdl;
+pub mod ggp;
+pub mod loader;
 pub mod server;
 pub mod syntax;
 pub mod work;

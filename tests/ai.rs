@@ -14,7 +14,7 @@ fn tabula(args: &[&str]) -> (bool, String, String) {
 }
 
 fn load(name: &str) -> Game {
-    Game::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games").join(format!("{name}.rules"))).unwrap().0
+    tabula::loader::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games").join(format!("{name}.rules"))).unwrap().0
 }
 
 #[test]

@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use tabula::game::{Game, Outcome, State};
 
 fn chess() -> Game {
-    Game::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/chess.rules")).unwrap().0
+    tabula::loader::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/chess.rules")).unwrap().0
 }
 
 /// Stockfish (`apt-get install stockfish`).

@@ -54,7 +54,7 @@ fn games_with_tables() -> Vec<(PathBuf, Game, Vec<PerftSet>)> {
         .filter_map(|path| {
             let table = path.with_extension("perft");
             table.exists().then(|| {
-                let (game, _) = Game::load(&path).unwrap();
+                let (game, _) = tabula::loader::load(&path).unwrap();
                 let sets = perft_table(&table);
                 (path, game, sets)
             })
@@ -86,7 +86,7 @@ fn perft_matches_swipl() {
     }
     let driver = include_str!("../src/game/driver.pl");
     for (path, mut game, sets) in games_with_tables() {
-        let program = format!("{}\n{driver}", game.source);
+        let program = format!("{}\n{driver}", game.source());
         for (opts, rows) in sets {
             let o = options_prolog(&opts, &mut game);
             let depth = rows.iter().map(|r| r.0).max().unwrap();
@@ -127,7 +127,7 @@ fn a_game_with_nothing_hidden_shows_every_hand() {
 #[test]
 fn what_a_player_sees() {
     insta::glob!(concat!(env!("CARGO_MANIFEST_DIR"), "/games"), "*.{rules,kif}", |path| {
-        let (mut game, warnings) = Game::load(path).unwrap();
+        let (mut game, warnings) = tabula::loader::load(path).unwrap();
         assert!(warnings.is_empty(), "{warnings}");
         let o = game.options_term(&[]).unwrap();
         let players = game.players(&o).unwrap();
@@ -173,7 +173,7 @@ fn what_a_player_sees() {
 #[test]
 fn what_the_board_shows() {
     insta::glob!(concat!(env!("CARGO_MANIFEST_DIR"), "/games"), "*.{rules,kif}", |path| {
-        let (mut game, _) = Game::load(path).unwrap();
+        let (mut game, _) = tabula::loader::load(path).unwrap();
         if !game.has_view() {
             return;
         }
@@ -218,7 +218,7 @@ fn views_match_swipl() {
         return;
     }
     for path in games() {
-        let (mut game, _) = Game::load(&path).unwrap();
+        let (mut game, _) = tabula::loader::load(&path).unwrap();
         if !game.has_view() {
             continue;
         }
@@ -235,8 +235,8 @@ fn views_match_swipl() {
              forall(move(S, M, _), (move_clicks(S, M, C), writeq(M-C), nl))",
             players.join(", ")
         );
-        let ours = common::run_tabula(&game.source, &goal);
-        let theirs = common::run_swipl(&game.source, &goal);
+        let ours = common::run_tabula(game.source(), &goal);
+        let theirs = common::run_swipl(game.source(), &goal);
         assert!(ours.lines().count() >= 3 && !ours.contains("ERROR"), "{}: {ours}", path.display());
         assert_eq!(ours, theirs, "{}: tabula differs from SWI-Prolog", path.display());
     }
@@ -266,7 +266,7 @@ fn broken_games_fail_check_with_clear_messages() {
 #[test]
 fn a_full_random_game_ends_with_a_winner() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("games/breakthrough.rules");
-    let (mut game, _) = Game::load(&path).unwrap();
+    let (mut game, _) = tabula::loader::load(&path).unwrap();
     let o = game.options_term(&[]).unwrap();
     let s = game.initial_state(&o, 0).unwrap();
     game.seed(3);
@@ -282,7 +282,7 @@ fn a_full_random_game_ends_with_a_winner() {
 fn integer_actions_are_stable() {
     let mut t = String::new();
     for path in games() {
-        let (mut game, _) = Game::load(&path).unwrap();
+        let (mut game, _) = tabula::loader::load(&path).unwrap();
         let o = game.options_term(&[]).unwrap();
         let Some(space) = game.action_space(&o).unwrap() else {
             t.push_str(&format!("{}: none\n", game.name));

@@ -39,7 +39,7 @@ fn game_warned(name: &str, kif: &str) -> (Game, String) {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.kif"));
     std::fs::write(&path, kif).unwrap();
-    Game::load(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
+    tabula::loader::load(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 /// A game from KIF text that loads without a warning.
@@ -291,8 +291,8 @@ fn large_static_relations_load_or_are_computed_during_play() {
     assert!(!warnings.contains("`plus`"), "plus is computed at load: {warnings}");
     // A relation computed during play cannot be grounded: the game takes
     // the translation's path, and says why.
-    assert!(g.net.is_none());
-    assert_eq!(g.not_grounded.as_deref(), Some("does not ground: `linked` is computed during play"));
+    assert!(g.spec().extension().is_none());
+    assert_eq!(g.spec().note(), Some("does not ground: `linked` is computed during play"));
     let s = start(&mut g);
     assert_eq!(moves(&mut g, &s).len(), 9);
     // Each digit d moves d numbers on; the first move by 1 also asks
@@ -388,7 +388,7 @@ fn a_game_without_init_starts_from_the_empty_state() {
 #[test]
 fn simultaneous_choices_stay_hidden_until_the_round_ends() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("games/rock-paper-scissors.kif");
-    let (mut g, _) = Game::load(&path).unwrap();
+    let (mut g, _) = tabula::loader::load(&path).unwrap();
     assert!(g.hidden(), "a simultaneous game has hidden information");
     let s = start(&mut g);
     assert_eq!(g.to_move(&s).unwrap(), "left");
@@ -412,7 +412,7 @@ fn simultaneous_choices_stay_hidden_until_the_round_ends() {
     let shown = g.display(&next, "spectator").unwrap();
     assert!(shown.contains("round: 2") && shown.contains("right 1"), "{shown}");
     // A turn-taking game has no hidden information.
-    let (ttt, _) = Game::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/tictactoe.kif")).unwrap();
+    let (ttt, _) = tabula::loader::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/tictactoe.kif")).unwrap();
     assert!(!ttt.hidden());
 }
 
@@ -493,7 +493,7 @@ fn play_hides_a_choice_until_the_round_ends() {
 }
 
 fn our_game(name: &str) -> Game {
-    Game::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games").join(name)).unwrap().0
+    tabula::loader::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games").join(name)).unwrap().0
 }
 
 fn play_text(g: &mut Game, s: &State, text: &str) -> State {
@@ -723,7 +723,7 @@ fn the_grounded_path_plays_as_the_translation_does() {
         assert!(grounded.net.is_ok(), "{name} is not grounded: {:?}", grounded.net.err());
         let mut g = grounded.into_game(&path).unwrap();
         let mut t = tabula::gdl::translate_game_with(name, &src, false).unwrap().into_game(&path).unwrap();
-        assert!(g.net.is_some() && t.net.is_none());
+        assert!(g.spec().extension().is_some() && t.spec().extension().is_none());
         for seed in 0..4 {
             let mut s = start(&mut g);
             g.seed(seed);
@@ -774,19 +774,24 @@ fn the_grounded_path_plays_as_the_translation_does() {
 /// games there; a damaged one is refused when read, not met during play.
 #[test]
 fn a_network_read_back_from_json_plays_the_same_games() {
-    use tabula::gdl::ground::Net;
+    use tabula::game::Spec;
+    use tabula::gdl::{network_json, with_network_json};
     let mut g = our_game("breakthrough-6x6.kif");
-    let net = g.net.clone().expect("breakthrough grounds");
-    let text = net.to_json();
-    let back = Net::from_json(&text).unwrap();
-    assert_eq!(back.size(), net.size());
-    let (mut h, _) = Game::from_rules(&g.path.clone(), &g.source.clone(), Some(&std::sync::Arc::new(back))).unwrap();
+    let text = network_json(g.spec()).unwrap().expect("breakthrough grounds");
+    let (path, source) = (g.path().to_path_buf(), g.spec().source().to_string());
+    let rules = || Spec::new(&path, source.as_str());
+    let (mut h, _) = with_network_json(rules(), &text).unwrap().build().unwrap();
+    assert!(h.spec().extension().is_some());
     let o = g.options_term(&[]).unwrap();
     for seed in 0..5 {
         assert_eq!(g.seeded_playout(&o, None, seed).unwrap(), h.seeded_playout(&o, None, seed).unwrap(), "seed {seed}");
     }
     let damaged = text.replacen("\"lits\":[", "\"lits\":[4000000000,", 1);
-    let e = Net::from_json(&damaged).unwrap_err();
+    let e = with_network_json(rules(), &damaged).unwrap_err();
     assert!(e.contains("damaged network of propositions"), "{e}");
-    assert!(Net::from_json(&text[..text.len() / 2]).unwrap_err().contains("not a network"));
+    let e = with_network_json(rules(), &text[..text.len() / 2]).unwrap_err();
+    assert!(e.contains("not a network"), "{e}");
+    let other = Spec::new(&path, format!("{source}\n% edited"));
+    let e = with_network_json(other, &text).unwrap_err();
+    assert!(e.contains("the network is for other rules"), "{e}");
 }

@@ -230,7 +230,7 @@ fn corpus_game(path: &Path, budget: Budget) -> Result<Row, String> {
     let started = Instant::now();
     let name = path.file_stem().unwrap().to_string_lossy();
     let refused = REFUSED.iter().find(|(n, _)| *n == name).map(|(_, why)| *why);
-    let (mut g, warnings) = match (Game::load(path), refused) {
+    let (mut g, warnings) = match (tabula::loader::load(path), refused) {
         (Ok(_), Some(why)) => return Err(format!("loads, but it should be refused with {why:?}")),
         (Ok(loaded), None) => loaded,
         (Err(e), Some(why)) if e.to_string().contains(why) => return Ok(Row::refused(started.elapsed())),

@@ -40,7 +40,7 @@ fn post(p: &Player, message: &str) -> (u16, String) {
 fn load(kif: &str) -> Game {
     let path = std::env::temp_dir().join(format!("tabula-ggp-{}-{}.kif", std::process::id(), kif.len()));
     std::fs::write(&path, kif).unwrap();
-    Game::load(&path).unwrap().0
+    tabula::loader::load(&path).unwrap().0
 }
 
 /// The actions `role` may take in `s` (KIF text).
@@ -193,7 +193,7 @@ fn scramble(kif: &str) -> String {
         }
     }
     let mut names = Vec::new();
-    read_sexps(kif).unwrap().iter().map(|s| tabula::gdl::ggp::text(&walk(s, &mut names))).collect::<Vec<_>>().join("\n")
+    read_sexps(kif).unwrap().iter().map(|s| tabula::ggp::text(&walk(s, &mut names))).collect::<Vec<_>>().join("\n")
 }
 
 /// Servers scramble symbol names: nothing depends on them.

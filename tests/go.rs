@@ -19,7 +19,7 @@ use tabula::ai::{self, Controller};
 use tabula::game::{Game, Outcome, State};
 
 fn go() -> Game {
-    Game::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/go.rules")).unwrap().0
+    tabula::loader::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/go.rules")).unwrap().0
 }
 
 /// GNU Go (`apt-get install gnugo`).

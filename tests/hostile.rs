@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use tabula::game::Game;
 use tabula::game::record::Record;
 
 /// The server's memory budget in the test, and what one session may hold.
@@ -148,7 +147,8 @@ fn check_record(dir: &Path, session: u64, played: &[String]) {
     let record = Record::parse(&text).unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
     let moves: Vec<String> = record.moves.iter().map(|(m, _)| m.clone()).collect();
     assert_eq!(moves, played, "the record holds the moves played");
-    let (mut g, _) = Game::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/breakthrough.rules")).unwrap();
+    let (mut g, _) =
+        tabula::loader::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/breakthrough.rules")).unwrap();
     let o = g.options_term(&record.options).unwrap();
     let mut s = g.initial_state(&o, record.seed).unwrap();
     for m in &moves {

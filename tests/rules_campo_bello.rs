@@ -34,7 +34,7 @@ fn state(to_move: &str, yellow: &[&str], blue: &[&str], when_stuck: &str) -> Str
 }
 
 fn game() -> Game {
-    Game::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/campo-bello.rules")).unwrap().0
+    tabula::loader::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/campo-bello.rules")).unwrap().0
 }
 
 fn moves(g: &mut Game, s: &str) -> Vec<String> {

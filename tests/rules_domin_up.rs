@@ -9,7 +9,7 @@ use tabula::ai::{self, Controller};
 use tabula::game::{Game, State};
 
 fn game() -> Game {
-    Game::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/domin-up.rules")).unwrap().0
+    tabula::loader::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/domin-up.rules")).unwrap().0
 }
 
 /// The opening tile 7-7 on (0,0) and (1,0), then `more` cells.

@@ -30,7 +30,7 @@ fn state(rows: [&str; 9], to_move: &str, ply: u32, lose_at: u32, max_plies: u32)
 }
 
 fn game() -> Game {
-    Game::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/hasami-shogi.rules")).unwrap().0
+    tabula::loader::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/hasami-shogi.rules")).unwrap().0
 }
 
 /// Plays `mv` from the pictured position; reports the board after and

@@ -14,7 +14,7 @@ use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use tabula::game::{Game, Outcome};
+use tabula::game::Outcome;
 use tabula::server::Config;
 
 fn config() -> Config {
@@ -217,7 +217,8 @@ fn remote_game(addr: SocketAddr, seed: u64, latencies: &mut Vec<(bool, f64)>) ->
 
 /// The same game played here, without the server.
 fn local_game(seed: u64) -> (Vec<String>, Value) {
-    let (mut g, _) = Game::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/breakthrough.rules")).unwrap();
+    let (mut g, _) =
+        tabula::loader::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/breakthrough.rules")).unwrap();
     let o = g.options_term(&[("rows".into(), "6".into()), ("cols".into(), "6".into())]).unwrap();
     let mut s = g.initial_state(&o, seed).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);

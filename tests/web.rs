@@ -13,7 +13,6 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::time::Duration;
-use tabula::game::Game;
 use tabula::server::Config;
 
 #[test]
@@ -255,7 +254,7 @@ fn thirty_two_clients_play_at_once_and_every_record_replays() {
         })
         .collect();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("games/breakthrough.rules");
-    let (mut game, _) = Game::load(&path).unwrap();
+    let (mut game, _) = tabula::loader::load(&path).unwrap();
     let o = game.options_term(&[("rows".into(), "5".into()), ("cols".into(), "5".into())]).unwrap();
     for c in clients {
         let (seed, history, over) = c.join().unwrap();

@@ -8,11 +8,10 @@
 //! added up (root parallelism).
 
 use super::{Choice, Clock, NO_MOVE, rewards, seat};
-use crate::game::{Game, GameError, Move, Outcome, PlayoutEnd, State};
+use crate::game::{Game, GameError, Move, Outcome, PlayoutEnd, Spec, State};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
-use std::path::Path;
 
 /// The exploration constant of UCB1 for rewards in [0, 1].
 const EXPLORE: f64 = 0.7;
@@ -281,14 +280,13 @@ pub(super) fn choose(
         // The other threads load their own copy of the rules (an engine is
         // not shared between threads) and read the state from its text.
         let text = game.engine().term_text(&state.0);
-        let (path, source, net) = (game.path.clone(), game.source.clone(), game.net.clone());
+        let spec = game.spec().clone();
         std::thread::scope(|scope| {
             let handles: Vec<_> = (1..threads)
                 .map(|k| {
-                    let (text, path, source, net) = (&text, &path, &source, net.as_ref());
+                    let (text, spec) = (&text, &spec);
                     std::thread::Builder::new().stack_size(64 << 20).spawn_scoped(scope, move || {
-                        let rules = (path.as_path(), source.as_str(), net);
-                        worker(rules, text, players, me, share(k), &clock, thread_seed(seed, k))
+                        worker(spec, text, players, me, share(k), &clock, thread_seed(seed, k))
                     })
                 })
                 .collect();
@@ -344,7 +342,7 @@ pub(super) fn choose(
 
 #[allow(clippy::too_many_arguments)]
 fn worker(
-    (path, source, net): (&Path, &str, Option<&crate::gdl::ground::Shared>),
+    spec: &Spec,
     state_text: &str,
     players: &[String],
     me: &str,
@@ -352,7 +350,7 @@ fn worker(
     clock: &Clock,
     seed: u64,
 ) -> Result<(RootStats, u64), GameError> {
-    let (mut game, _) = Game::from_rules(path, source, net)?;
+    let (mut game, _) = spec.build()?;
     let t = game.engine().parse_term(state_text).map_err(|e| GameError::Rules(e.to_string()))?;
     grow(&mut game, players, &State(t), me, iterations, clock, seed)
 }

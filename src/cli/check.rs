@@ -95,7 +95,7 @@ pub fn run(a: CheckArgs) -> Result<i32, CliError> {
         let defined = REQUIRED.iter().filter(|(n, _)| !engine.defined_arities(n).is_empty()).count();
         let is_game = errors == 0 && defined * 2 >= REQUIRED.len();
         if is_game {
-            match game_problems(Game::from_engine(path, src.clone(), engine)) {
+            match game_problems(Game::from_engine(crate::game::Spec::new(path, src.as_str()), engine)) {
                 Ok(()) => {}
                 Err(problems) => {
                     failed = true;

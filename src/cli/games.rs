@@ -2,7 +2,7 @@
 
 use super::CliError;
 use super::setup::{Finder, GameArgs, Session, StartArgs, find_file, open, open_with, progress};
-use crate::game::{Game, games_dir, list_games};
+use crate::game::{games_dir, list_games};
 use crate::work::{self, Hooks, Job, Shard, Task, Unit};
 use serde_json::{Value as Json, json};
 use std::path::PathBuf;
@@ -22,7 +22,7 @@ pub fn list(a: ListArgs) -> Result<i32, CliError> {
     let mut rows = Vec::new();
     for path in list_games(&dir) {
         let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        match Game::load(&path) {
+        match crate::loader::load(&path) {
             Ok((mut g, _)) => {
                 let seats = g.options_term(&[]).and_then(|o| g.players(&o)).map(|p| p.join(", ")).unwrap_or_default();
                 rows.push((name, g.title.clone(), seats));
@@ -177,15 +177,7 @@ pub fn perft(a: PerftArgs) -> Result<i32, CliError> {
         }
     };
     let hooks = Hooks { tick: &tick, depth_done: &depth_done, ..Hooks::default() };
-    let done = work::run(&Unit {
-        path: &s.game.path,
-        source: &s.game.source,
-        net: s.game.net.as_ref(),
-        job: &job,
-        shard,
-        threads: threads(a.threads),
-        hooks: &hooks,
-    })?;
+    let done = work::run(&Unit { spec: s.game.spec(), job: &job, shard, threads: threads(a.threads), hooks: &hooks })?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -256,15 +248,7 @@ pub fn bench(a: BenchArgs) -> Result<i32, CliError> {
         }
     };
     let hooks = Hooks { tick: &tick, time, ..Hooks::default() };
-    let done = work::run(&Unit {
-        path: &s.game.path,
-        source: &s.game.source,
-        net: s.game.net.as_ref(),
-        job: &job,
-        shard,
-        threads: threads(a.threads),
-        hooks: &hooks,
-    })?;
+    let done = work::run(&Unit { spec: s.game.spec(), job: &job, shard, threads: threads(a.threads), hooks: &hooks })?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }

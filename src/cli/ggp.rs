@@ -2,7 +2,7 @@
 //! protocol), one match at a time.
 
 use super::CliError;
-use crate::gdl::ggp::Player;
+use crate::ggp::Player;
 use std::io::{Read, Write};
 use std::net::ToSocketAddrs;
 use std::time::Instant;

@@ -187,15 +187,8 @@ pub fn selfplay(a: SelfplayArgs) -> Result<i32, CliError> {
         }
     };
     let hooks = Hooks { tick: &tick, ..Hooks::default() };
-    let (done, positions) = work::run_selfplay(&Unit {
-        path: &session.game.path,
-        source: &session.game.source,
-        net: session.game.net.as_ref(),
-        job: &job,
-        shard,
-        threads,
-        hooks: &hooks,
-    })?;
+    let (done, positions) =
+        work::run_selfplay(&Unit { spec: session.game.spec(), job: &job, shard, threads, hooks: &hooks })?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -243,15 +236,7 @@ fn play(job: &Job, session: &Session, c: &Common, total: u64) -> Result<i32, Cli
         }
     };
     let hooks = Hooks { tick: &tick, stop: &stop, ..Hooks::default() };
-    let done = work::run(&Unit {
-        path: &session.game.path,
-        source: &session.game.source,
-        net: session.game.net.as_ref(),
-        job,
-        shard,
-        threads,
-        hooks: &hooks,
-    })?;
+    let done = work::run(&Unit { spec: session.game.spec(), job, shard, threads, hooks: &hooks })?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }

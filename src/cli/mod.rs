@@ -81,14 +81,12 @@ pub enum Command {
 /// Ray cluster), with the rules it runs.
 pub struct Plan {
     pub job: crate::work::Job,
-    pub path: PathBuf,
-    pub source: String,
+    /// The game, to build in each shard (with a GDL game's network).
+    pub spec: crate::game::Spec,
     /// `--json` was given.
     pub json: bool,
     /// Where self-play writes its positions (`--out`).
     pub out: Option<PathBuf>,
-    /// A grounded GDL game's network, for the shards to run on.
-    pub net: Option<crate::gdl::ground::Shared>,
 }
 
 /// Reads a `match`, `perft` or `bench` command line (without `tabula`)
@@ -135,7 +133,7 @@ pub fn plan(argv: &[String], find: &setup::Finder) -> Result<Plan, CliError> {
     if shard.is_some() {
         return Err(CliError("the run is split into shards for you: leave out --shard".into()));
     }
-    Ok(Plan { job, path: session.game.path, source: session.game.source, json, out, net: session.game.net })
+    Ok(Plan { job, spec: session.game.spec().clone(), json, out })
 }
 
 /// An error that ends a command: printed to stderr, exit code 2.

@@ -5,7 +5,7 @@ use super::CliError;
 use super::setup::{GameArgs, Session, StartArgs, open};
 use crate::ai::{self, Controller, Kind};
 use crate::game::record::Record;
-use crate::game::{LegalMove, Outcome, Secrecy, State, revealed, still_hidden};
+use crate::game::{LegalMove, Outcome, Play, Secrecy, Shown, State};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::io::{BufRead, IsTerminal, Write};
@@ -88,26 +88,19 @@ impl Input {
     }
 }
 
-struct Play {
+/// A game in the terminal: the game in progress, and who plays each seat.
+struct Terminal {
     session: super::setup::Session,
     controllers: Vec<Controller>,
-    /// Positions so far, with the move that led to each (notation).
-    history: Vec<(State, Option<String>)>,
-    /// For each position, how the move that led to it is shown to the
-    /// players other than its mover (a simultaneous round's choice is
-    /// hidden until the round ends, a private move for good).
-    hidden: Vec<Secrecy>,
+    play: Play,
     rng: ChaCha8Rng,
     record: Record,
     record_file: Option<PathBuf>,
-    /// The position after each move in the game's notation (chess: FEN),
-    /// for the record; empty when the rules have no `position_text/2`.
-    positions: Vec<String>,
 }
 
-impl Play {
+impl Terminal {
     fn state(&self) -> &State {
-        &self.history.last().expect("a position").0
+        self.play.state()
     }
 
     fn seat_of(&mut self, player: &str) -> usize {
@@ -115,33 +108,15 @@ impl Play {
     }
 
     fn save(&mut self, path: &Path) -> Result<(), CliError> {
-        self.record.moves = self.history.iter().filter_map(|(_, m)| m.clone().map(|m| (m, 0))).collect();
-        self.positions.truncate(self.history.len() - 1);
-        self.record.positions = self.positions.clone();
+        self.play.fill_record(&mut self.record);
         self.record.save(path).map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))
     }
 
-    /// Plays a move; returns the hidden moves it reveals (mover and move).
-    fn push_move(&mut self, m: &LegalMove) -> Result<Vec<(String, String)>, CliError> {
-        let state = self.state().clone();
-        let mover = self.session.game.to_move(&state)?;
-        let secrecy = self.session.game.secrecy(&state, &mover)?;
-        let shown = revealed(&self.hidden, &secrecy)
-            .into_iter()
-            .filter_map(|i| Some((still_hidden(&self.hidden, i)?.to_string(), self.history[i].1.clone()?)))
-            .collect();
-        self.positions.truncate(self.history.len() - 1);
-        if let Some(p) = self.session.game.position_text(&m.next)? {
-            self.positions.push(p);
-        }
-        self.history.push((m.next.clone(), Some(m.text.clone())));
-        self.hidden.push(secrecy);
-        Ok(shown)
-    }
-
+    /// Plays a move, telling the hidden moves it reveals.
     fn play_move(&mut self, m: &LegalMove) -> Result<(), CliError> {
-        for (p, text) in self.push_move(m)? {
-            println!("{p} had chosen {text}");
+        for i in self.play.make(&mut self.session.game, m)? {
+            let step = &self.play.steps()[i];
+            println!("{} had chosen {}", step.mover, step.text);
         }
         if let Some(f) = self.record_file.clone() {
             self.save(&f)?;
@@ -153,10 +128,10 @@ impl Play {
         let state = self.state().clone();
         let board = self.session.game.display(&state, viewer)?;
         print!("\n{board}");
-        if let Some(Some(m)) = self.history.last().map(|h| h.1.clone()) {
-            match still_hidden(&self.hidden, self.history.len() - 1) {
-                Some(p) if p != viewer => println!("last move: {p} has chosen"),
-                _ => println!("last move: {m}"),
+        if let Some(i) = self.play.ply().checked_sub(1) {
+            match self.play.shown(i, viewer) {
+                Shown::Chosen(p) => println!("last move: {p} has chosen"),
+                Shown::Move(m) => println!("last move: {m}"),
             }
         }
         Ok(())
@@ -192,7 +167,7 @@ fn read_record(path: &PathBuf) -> Result<Record, CliError> {
 
 /// Who sees the board: the person to move, else the only person at the
 /// table, else a spectator.
-fn viewer_of(play: &Play, seat: Option<usize>) -> String {
+fn viewer_of(play: &Terminal, seat: Option<usize>) -> String {
     let humans: Vec<usize> = (0..play.controllers.len()).filter(|&i| play.controllers[i].is_human()).collect();
     match seat {
         Some(i) if play.controllers[i].is_human() => play.session.players[i].clone(),
@@ -210,7 +185,7 @@ fn web(session: &Session, controllers: &[Controller], seed: u64, addr: &str, a: 
         ));
     }
     let game = &session.game;
-    let dir = game.path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let dir = game.path().parent().map(Path::to_path_buf).unwrap_or_default();
     let mut server = crate::server::Server::new(crate::server::Config { games_dir: dir, ..Default::default() });
     let bound = server.listen_http(addr).map_err(|e| CliError(format!("cannot listen on {addr}: {e}")))?;
     super::serve::exposed(bound, a.public)?;
@@ -309,31 +284,19 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
         moves: Vec::new(),
         positions: Vec::new(),
     };
-    let mut play = Play {
+    let mut play = Terminal {
         session,
         controllers,
-        history: vec![(start, None)],
-        hidden: vec![Secrecy::Open],
+        play: Play::new(start).keeping_positions(),
         rng: ChaCha8Rng::seed_from_u64(seed),
         record,
         record_file: None,
-        positions: Vec::new(),
     };
     if let Some(r) = resumed {
         let path = a.resume.as_ref().expect("resumed from a file");
-        for (typed, line) in &r.moves {
-            let state = play.state().clone();
-            if play.session.game.outcome(&state)?.is_some() {
-                return Err(CliError(format!("{}:{line}: the game was already over before `{typed}`", path.display())));
-            }
-            let legal = play.session.game.legal_moves(&state)?;
-            let k = play
-                .session
-                .game
-                .match_move(&legal, typed)
-                .map_err(|e| CliError(format!("{}:{line}: {e}", path.display())))?;
-            play.push_move(&legal[k])?;
-        }
+        play.play
+            .replay(&mut play.session.game, &r.moves)
+            .map_err(|(line, e)| CliError(format!("{}:{line}: {e}", path.display())))?;
         println!("resumed {} after {} moves", path.display(), r.moves.len());
     }
     play.record_file = a.record.clone();
@@ -436,22 +399,11 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
                 }
                 "undo" => {
                     // Take back moves until it is this person's turn again.
-                    let mut undone = 0;
-                    while play.history.len() > 1 {
-                        play.history.pop();
-                        play.hidden.pop();
-                        undone += 1;
-                        let s = play.state().clone();
-                        if play.session.game.chance(&s)? {
-                            continue;
-                        }
-                        let m = play.session.game.to_move(&s)?;
-                        let i = play.seat_of(&m);
-                        if play.controllers[i].is_human() {
-                            break;
-                        }
-                    }
-                    if undone == 0 {
+                    let (players, controllers) = (&play.session.players, &play.controllers);
+                    let computer =
+                        |m: &str| players.iter().position(|p| p == m).is_some_and(|i| !controllers[i].is_human());
+                    let undone = play.play.undo(&mut play.session.game, computer)?;
+                    if undone.is_empty() {
                         println!("nothing to undo");
                         continue;
                     }

@@ -71,7 +71,7 @@ pub fn open(a: &GameArgs) -> Result<Session, CliError> {
 /// Loads the game named on the command line as `find` finds it.
 pub fn open_with(a: &GameArgs, find: &Finder) -> Result<Session, CliError> {
     let (path, text) = find(&a.game, a.games.as_deref())?;
-    let (mut game, warnings) = Game::load_text(&path, &text)?;
+    let (mut game, warnings) = crate::loader::load_text(&path, &text)?;
     if !warnings.is_empty() {
         eprint!("{warnings}");
     }

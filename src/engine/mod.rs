@@ -259,6 +259,11 @@ impl Engine {
         self.m.ext = Some(ext);
     }
 
+    /// The data of the builtins the host added, if it is a `T`.
+    pub fn ext_mut<T: 'static>(&mut self) -> Option<&mut T> {
+        self.m.ext.as_mut()?.downcast_mut::<T>()
+    }
+
     fn load_program(&mut self, name: &str, program: &syntax::Program, library: bool, front: bool) -> LoadReport {
         let mut report = LoadReport { diagnostics: program.errors.clone() };
         let file: Rc<str> = Rc::from(name);
@@ -855,4 +860,22 @@ impl Query<'_> {
     pub fn take_output(&mut self) -> String {
         std::mem::take(&mut self.engine.m.out)
     }
+}
+
+/// What a host adds to an engine beyond a program: builtins written in
+/// Rust, clauses put in front of the program's that answer through them,
+/// and their data ([`Engine::add_builtin`], [`Engine::load_front`],
+/// [`Engine::set_ext`]). A GDL game's network of propositions is one. An
+/// extension is shared between threads: each thread builds its own engine
+/// and installs the same extension in it.
+pub trait Extension: Send + Sync {
+    /// Adds the extension to an engine that has loaded the program it
+    /// serves.
+    fn install(self: std::sync::Arc<Self>, engine: &mut Engine) -> Result<(), String>;
+    /// Turns the extension's answers off (the program alone answers, to
+    /// compare the two) or back on, in an engine it is installed in.
+    fn set_enabled(&self, engine: &mut Engine, on: bool);
+    /// The extension as `Any`, for a host that knows its concrete type
+    /// (to send it to another machine, say).
+    fn as_any(&self) -> &dyn std::any::Any;
 }

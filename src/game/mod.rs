@@ -5,7 +5,9 @@
 
 pub mod actions;
 pub mod observe;
+pub mod play;
 pub mod record;
+pub mod spec;
 pub mod view;
 
 use crate::engine::term::Cell;
@@ -13,6 +15,8 @@ use crate::engine::{Arg, Engine, QueryError, Tmpl, Value};
 use crate::syntax::render;
 pub use actions::ActionSpace;
 pub use observe::Observer;
+pub use play::{Play, Shown, Step};
+pub use spec::Spec;
 use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -69,7 +73,7 @@ fn rules_error(what: &str, e: QueryError) -> GameError {
 }
 
 /// A load error: the diagnostics rendered, with the first error's place.
-fn load_error(file: &str, src: &str, diags: &[crate::syntax::Diagnostic]) -> GameError {
+pub(crate) fn load_error(file: &str, src: &str, diags: &[crate::syntax::Diagnostic]) -> GameError {
     GameError::Load { text: render(file, src, diags), at: crate::syntax::diag::first_error_at(file, src, diags) }
 }
 
@@ -169,19 +173,13 @@ pub struct LegalMove {
 /// A game loaded from a `.rules` file.
 pub struct Game {
     engine: Engine,
+    /// What the game was built from: its rules and any engine extension
+    /// (to build the game again, in another thread).
+    spec: Spec,
     pub name: String,
-    pub path: PathBuf,
     pub title: String,
     pub description: Option<String>,
     pub options: Vec<OptionSpec>,
-    /// The text of the rules (to load the game again, e.g. in another thread).
-    pub source: String,
-    /// A GDL game's network of propositions, where it grounds (the
-    /// engine answers its hot predicates with it; another thread's copy of
-    /// the game is given it too).
-    pub net: Option<crate::gdl::ground::Shared>,
-    /// Why a GDL game has no network (it takes the translation's path).
-    pub not_grounded: Option<String>,
     has_notation: bool,
     /// The optional interface predicates the rules define, found once at
     /// load (`has` is asked on every move).
@@ -382,56 +380,10 @@ pub fn is_gdl(path: &Path) -> bool {
 }
 
 impl Game {
-    /// Loads a game: syntax errors and missing interface predicates are
-    /// errors; warnings are returned as rendered text.
-    pub fn load(path: &Path) -> Result<(Game, String), GameError> {
-        let src = std::fs::read_to_string(path)
-            .map_err(|e| GameError::NotFound(format!("cannot read {}: {e}", path.display())))?;
-        Game::load_text(path, &src)
-    }
-
-    /// Loads a game file's text (`path` says what kind it is): a `.rules`
-    /// file as it is, a `.kif` file through its translation (read once:
-    /// the engine that probed it runs the game).
-    pub fn load_text(path: &Path, src: &str) -> Result<(Game, String), GameError> {
-        if !is_gdl(path) {
-            return Game::from_source(path, src);
-        }
-        let file = path.display().to_string();
-        let name = path.file_stem().map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
-        let t = crate::gdl::translate_game(&name, src).map_err(|diags| load_error(&file, src, &diags))?;
-        let warnings = render(&file, src, &t.warnings);
-        Ok((t.into_game(path)?, warnings))
-    }
-
-    pub fn from_source(path: &Path, src: &str) -> Result<(Game, String), GameError> {
-        Game::from_rules(path, src, None)
-    }
-
-    /// Loads a game from its rules' text and, for a grounded GDL game, its
-    /// network (another thread's copy of a game: [`Game::net`]).
-    pub fn from_rules(
-        path: &Path,
-        src: &str,
-        net: Option<&crate::gdl::ground::Shared>,
-    ) -> Result<(Game, String), GameError> {
-        let file = path.display().to_string();
-        let mut engine = Engine::new();
-        let report = engine.load(&file, src);
-        if report.has_errors() {
-            return Err(load_error(&file, src, &report.diagnostics));
-        }
-        if let Some(net) = net {
-            crate::gdl::ground::install(&mut engine, net).map_err(GameError::Rules)?;
-        }
-        let rendered = render(&file, src, &report.diagnostics);
-        let mut game = Game::from_engine(path, src.to_string(), engine)?;
-        game.net = net.cloned();
-        Ok((game, rendered))
-    }
-
-    /// A game whose rules, `src`, `engine` has loaded.
-    pub fn from_engine(path: &Path, src: String, mut engine: Engine) -> Result<Game, GameError> {
+    /// A game whose rules, `spec`'s, `engine` has loaded (with `spec`'s
+    /// extension installed).
+    pub fn from_engine(spec: Spec, mut engine: Engine) -> Result<Game, GameError> {
+        let path = spec.path().to_path_buf();
         let file = path.display().to_string();
         let driver = engine.load("game driver", DRIVER);
         debug_assert!(!driver.has_errors());
@@ -445,14 +397,11 @@ impl Game {
             OPTIONAL.iter().copied().filter(|(n, a)| engine.defined_arities(n).contains(a)).collect::<HashSet<_>>();
         let mut game = Game {
             engine,
+            spec,
             name,
-            path: path.to_path_buf(),
             title: String::new(),
             description: None,
             options: Vec::new(),
-            source: src,
-            net: None,
-            not_grounded: None,
             has_notation,
             optional,
         };
@@ -465,6 +414,22 @@ impl Game {
         }
         game.options = game.read_options()?;
         Ok(game)
+    }
+
+    /// What the game was built from: send it to another thread and
+    /// [`Spec::build`] the same game there.
+    pub fn spec(&self) -> &Spec {
+        &self.spec
+    }
+
+    /// The file the rules came from.
+    pub fn path(&self) -> &Path {
+        self.spec.path()
+    }
+
+    /// The text of the rules (for a GDL game, its translation).
+    pub fn source(&self) -> &str {
+        self.spec.source()
     }
 
     /// The engine running the rules (for queries against them).
@@ -713,10 +678,11 @@ impl Game {
     fn network_differs(&mut self, s: &State, legal: &[LegalMove]) -> Option<String> {
         let grounded = self.outcome(s).ok()?;
         let native = self.random_playout(s, 1, None).ok().flatten();
-        crate::gdl::ground::set_enabled(&mut self.engine, false);
+        let ext = self.spec.extension()?.clone();
+        ext.set_enabled(&mut self.engine, false);
         let plain = self.legal_moves(s);
         let plain_end = self.outcome(s);
-        crate::gdl::ground::set_enabled(&mut self.engine, true);
+        ext.set_enabled(&mut self.engine, true);
         let (plain, plain_end) = (plain.ok()?, plain_end.ok()?);
         let state = self.engine.term_text(&s.0);
         let texts = |l: &[LegalMove]| l.iter().map(|m| m.text.clone()).collect::<Vec<_>>();
@@ -1219,7 +1185,7 @@ impl Game {
                 }
                 // The first disagreement of the network (each names its
                 // state, so each would be new).
-                if self.net.is_some()
+                if self.spec.extension().is_some()
                     && !view_kinds.contains("network")
                     && let Some(problem) = self.network_differs(&state, &legal)
                 {

@@ -979,7 +979,23 @@ pub fn install(engine: &mut Engine, net: &Shared) -> Result<(), String> {
 
 /// The network's runtime in an engine, if it has one.
 fn runtime(engine: &mut Engine) -> Option<&mut Runtime> {
-    engine.m.ext.as_mut()?.downcast_mut::<Runtime>()
+    engine.ext_mut::<Runtime>()
+}
+
+/// A network is an extension of the engine running its game's
+/// translation: it answers the translation's hot predicates.
+impl crate::engine::Extension for Net {
+    fn install(self: Arc<Self>, engine: &mut Engine) -> Result<(), String> {
+        install(engine, &self)
+    }
+
+    fn set_enabled(&self, engine: &mut Engine, on: bool) {
+        set_enabled(engine, on);
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 /// Turns the network of an engine on or off (off, the translation answers

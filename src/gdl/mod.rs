@@ -19,7 +19,6 @@
 mod check;
 mod emit;
 mod eval;
-pub mod ggp;
 pub mod ground;
 pub mod parse;
 
@@ -169,19 +168,16 @@ impl Translation {
     /// The game the translation is, titled by `path`: run by the engine
     /// that probed it where there is one (the program is not read again).
     pub fn into_game(self, path: &std::path::Path) -> Result<crate::game::Game, crate::game::GameError> {
-        let (net, why) = match self.net {
-            Ok(n) => (Some(n), None),
-            Err(why) => (None, Some(why)),
+        let mut spec = crate::game::Spec::new(path, self.program);
+        spec = match self.net {
+            Ok(net) => spec.with_extension(net),
+            Err(why) => spec.with_note(why),
         };
-        let mut game = match self.engine {
-            Some(engine) => crate::game::Game::from_engine(path, self.program, engine).map(|mut g| {
-                g.net = net;
-                g
-            }),
-            None => crate::game::Game::from_rules(path, &self.program, net.as_ref()).map(|(g, _)| g),
-        }?;
-        game.not_grounded = why;
-        Ok(game)
+        match self.engine {
+            // The probing engine has the network installed already.
+            Some(engine) => crate::game::Game::from_engine(spec, engine),
+            None => spec.build().map(|(g, _)| g),
+        }
     }
 }
 
@@ -194,6 +190,39 @@ impl std::fmt::Debug for Translation {
             .field("net", &self.net.as_ref().map(|n| n.size()))
             .finish()
     }
+}
+
+/// A network as it travels to another machine: with the digest of the
+/// rules it was built for.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Sent<N> {
+    rules: String,
+    net: N,
+}
+
+/// A game's network as JSON for another machine (with the digest of the
+/// rules it is for), or `None` for a game without one.
+pub fn network_json(spec: &crate::game::Spec) -> Result<Option<String>, String> {
+    let Some(net) = spec.extension().and_then(|e| e.as_any().downcast_ref::<ground::Net>()) else {
+        return Ok(None);
+    };
+    serde_json::to_string(&Sent { rules: spec.digest(), net }).map(Some).map_err(|e| e.to_string())
+}
+
+/// `spec` with the network [`network_json`] wrote, checked whole and
+/// checked to be for `spec`'s rules (a damaged or foreign network is an
+/// error, never a fault in play).
+pub fn with_network_json(spec: crate::game::Spec, text: &str) -> Result<crate::game::Spec, String> {
+    let sent: Sent<ground::Net> =
+        serde_json::from_str(text).map_err(|e| format!("not a network from `network_json`: {e}"))?;
+    if sent.rules != spec.digest() {
+        return Err(format!(
+            "the network is for other rules (digest {}, these rules' {}): every shard must run the same file",
+            sent.rules,
+            spec.digest()
+        ));
+    }
+    Ok(spec.with_extension(std::sync::Arc::new(sent.net.checked()?)))
 }
 
 /// Whether games are grounded where they can be: yes, unless the

@@ -7,7 +7,7 @@ use super::{Config, Failure, Job, Reply, fail, one, required, text_field};
 use crate::ai::{self, Controller};
 use crate::engine::{Limits, QueryError};
 use crate::game::record::Record;
-use crate::game::{Allowed, Game, LegalMove, Outcome, Secrecy, State, list_games, still_hidden};
+use crate::game::{Allowed, Game, LegalMove, Outcome, Play, Shown, list_games};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
@@ -32,15 +32,8 @@ pub(super) struct Session {
     game: Game,
     players: Vec<String>,
     seats: Vec<(String, Controller)>,
-    state: State,
-    /// The moves played (notation), the state before each, and the clicks
-    /// that make each (to mark the last move on the board).
-    moves: Vec<String>,
-    /// For each move, its mover when it was made hidden (a simultaneous
-    /// round's choice, shown to the others once the round is over).
-    hidden: Vec<Secrecy>,
-    before: Vec<State>,
-    clicks: Vec<Option<Vec<String>>>,
+    /// The game in progress.
+    play: Play,
     rng: ChaCha8Rng,
     /// Whether the session plays its computer seats' moves itself.
     auto: bool,
@@ -82,7 +75,7 @@ impl Session {
     pub(super) fn open(o: Opening, config: Config, budget: Arc<Budget>, held: usize) -> Result<Session, Failure> {
         let Opening { path, options, seed, seats, auto, record } = o;
         let options = &options[..];
-        let (mut game, _) = Game::load(&path)?;
+        let (mut game, _) = crate::loader::load(&path)?;
         let limits = Limits { max_memory: config.session_memory, ..game.engine().limits().clone() };
         game.engine().set_limits(limits);
         let opts = game.options_term(options)?;
@@ -98,6 +91,8 @@ impl Session {
                 Record { game: game.name.clone(), options: options.to_vec(), seed, seats, start, ..Record::default() };
             (p, r)
         });
+        // The positions' texts (chess: FEN) are kept for the record.
+        let play = if record.is_some() { Play::new(state).keeping_positions() } else { Play::new(state) };
         // From the operating system's generator, never from the game's seed.
         let mut os = rand::thread_rng();
         let tokens = players.iter().map(|p| (p.clone(), format!("{:032x}", os.r#gen::<u128>()))).collect();
@@ -107,14 +102,10 @@ impl Session {
             game,
             players,
             seats,
-            state,
-            moves: Vec::new(),
-            before: Vec::new(),
-            clicks: Vec::new(),
+            play,
             rng: ChaCha8Rng::seed_from_u64(seed),
             auto,
             followers: Vec::new(),
-            hidden: Vec::new(),
             config,
             budget,
             held,
@@ -127,9 +118,12 @@ impl Session {
     /// Bytes the session holds between requests: its engine's, its
     /// history's, and the rest about.
     fn measure(&mut self) -> usize {
-        let history: usize =
-            self.before.iter().map(|s| s.0.cells.len() * size_of::<crate::engine::Cell>()).sum::<usize>()
-                + self.moves.iter().map(|m| m.len() + size_of::<String>()).sum::<usize>();
+        let history: usize = (self.play.steps().iter())
+            .map(|s| {
+                let terms = s.before.0.cells.len() + s.mv.0.cells.len();
+                terms * size_of::<crate::engine::Cell>() + s.text.len() + s.mover.len() + size_of::<crate::game::Step>()
+            })
+            .sum();
         self.game.engine().footprint() + history + OVERHEAD
     }
 
@@ -209,14 +203,14 @@ impl Session {
                 }
             };
             let op = req.get("op").and_then(Value::as_str).unwrap_or("").to_string();
-            let ply = self.moves.len();
+            let ply = self.play.ply();
             let reply = self.within_memory(op == "query", |s| s.handle(&req));
             let closed = op == "close" && reply.is_ok();
             let _ = reply_tx.send(reply);
             if closed {
                 return;
             }
-            if self.moves.len() != ply || op == "undo" {
+            if self.play.ply() != ply || op == "undo" {
                 self.save_record();
                 self.tell_move();
                 self.computer_turns_within_memory();
@@ -241,16 +235,7 @@ impl Session {
     /// told to the followers; the game goes on).
     fn save_record(&mut self) {
         let Some((path, r)) = &mut self.record else { return };
-        r.moves = self.moves.iter().map(|m| (m.clone(), 0)).collect();
-        // The position after each move in the game's notation (chess: FEN).
-        r.positions.clear();
-        for i in 0..self.moves.len() {
-            let after = self.before.get(i + 1).unwrap_or(&self.state);
-            match self.game.position_text(after) {
-                Ok(Some(p)) => r.positions.push(p),
-                _ => break,
-            }
-        }
+        self.play.fill_record(r);
         if let Err(e) = r.save(path) {
             let message = format!("cannot write the record {}: {e}", path.display());
             self.tell(json!({"event": "error", "code": "record", "message": message}));
@@ -263,17 +248,17 @@ impl Session {
     }
 
     fn tell_move(&mut self) {
-        let last = self.moves.len().checked_sub(1).map(|i| self.shown(i, "spectator"));
-        let event = json!({"event": "move", "ply": self.moves.len(), "last_move": last});
+        let last = self.play.ply().checked_sub(1).map(|i| self.shown(i, "spectator"));
+        let event = json!({"event": "move", "ply": self.play.ply(), "last_move": last});
         self.tell(event);
     }
 
     /// Move `i` as `viewer` may see it: its notation, or who made it while
     /// it is still hidden from the others.
     fn shown(&self, i: usize, viewer: &str) -> String {
-        match still_hidden(&self.hidden, i) {
-            Some(mover) if mover != viewer => format!("({mover} has chosen)"),
-            _ => self.moves[i].clone(),
+        match self.play.shown(i, viewer) {
+            Shown::Chosen(mover) => format!("({mover} has chosen)"),
+            Shown::Move(text) => text.to_string(),
         }
     }
 
@@ -297,10 +282,10 @@ impl Session {
             return;
         }
         loop {
-            if !matches!(self.game.outcome(&self.state), Ok(None)) {
+            if !matches!(self.game.outcome(self.play.state()), Ok(None)) {
                 return;
             }
-            let Ok(mover) = self.game.to_move(&self.state) else { return };
+            let Ok(mover) = self.game.to_move(self.play.state()) else { return };
             if !self.seats.iter().any(|(s, c)| *s == mover && !c.is_human()) {
                 return;
             }
@@ -350,7 +335,7 @@ impl Session {
             "status" => self.status(),
             "display" => {
                 let viewer = self.viewer(req)?;
-                let text = self.game.display(&self.state, &viewer)?;
+                let text = self.game.display(self.play.state(), &viewer)?;
                 Ok(one("text", json!(text)))
             }
             "view" => {
@@ -388,7 +373,7 @@ impl Session {
     /// The request may act for the seat to move.
     fn seat_to_move(&mut self, req: &Map<String, Value>) -> Result<(), Failure> {
         self.not_over()?;
-        let mover = self.game.to_move(&self.state)?;
+        let mover = self.game.to_move(self.play.state())?;
         let op = req.get("op").and_then(Value::as_str).unwrap_or("");
         if self.shows_token(req, &mover)? { Ok(()) } else { Err(Self::forbidden(&mover, &format!("`{op}` now"))) }
     }
@@ -425,18 +410,18 @@ impl Session {
 
     pub(super) fn status(&mut self) -> Reply {
         let mut m = Map::new();
-        let over = self.game.outcome(&self.state)?;
-        let to_move = if over.is_none() { Some(self.game.to_move(&self.state)?) } else { None };
+        let over = self.game.outcome(self.play.state())?;
+        let to_move = if over.is_none() { Some(self.game.to_move(self.play.state())?) } else { None };
         m.insert("to_move".into(), json!(to_move));
         m.insert("game_over".into(), over.as_ref().map_or(Value::Null, Outcome::to_json));
-        let scores = self.game.scores(&self.state, &self.players)?;
+        let scores = self.game.scores(self.play.state(), &self.players)?;
         // A score is a number when it is one, else its text.
         let score = |s: String| {
             s.parse::<i64>().map(Value::from).or_else(|_| s.parse::<f64>().map(Value::from)).unwrap_or(Value::String(s))
         };
         m.insert("scores".into(), Value::Object(scores.into_iter().map(|(p, s)| (p, score(s))).collect()));
-        m.insert("ply".into(), json!(self.moves.len()));
-        let last = self.moves.len().checked_sub(1).map(|i| self.shown(i, "spectator"));
+        m.insert("ply".into(), json!(self.play.ply()));
+        let last = self.play.ply().checked_sub(1).map(|i| self.shown(i, "spectator"));
         m.insert("last_move".into(), json!(last));
         Ok(m)
     }
@@ -451,27 +436,32 @@ impl Session {
         m.insert("viewer".into(), json!(viewer));
         m.insert("players".into(), json!(self.players));
         m.insert("seats".into(), self.seats_json());
-        let history: Vec<String> = (0..self.moves.len()).map(|i| self.shown(i, viewer)).collect();
-        let last = self.moves.len().checked_sub(1);
+        let history: Vec<String> = (0..self.play.ply()).map(|i| self.shown(i, viewer)).collect();
+        let last = self.play.ply().checked_sub(1);
+        // The clicks of the last move, to mark it, unless it is hidden
+        // from the viewer.
         let last_clicks = match last {
-            Some(i) if still_hidden(&self.hidden, i).is_some_and(|p| p != viewer) => None,
-            _ => self.clicks.last().cloned().flatten(),
+            Some(i) if matches!(self.play.shown(i, viewer), Shown::Move(_)) => {
+                let step = &self.play.steps()[i];
+                self.game.move_clicks(&step.before, &step.mv).ok().flatten()
+            }
+            _ => None,
         };
         m.insert("last_move".into(), json!(last.map(|i| self.shown(i, viewer))));
         m.insert("history".into(), json!(history));
         m.insert("last_clicks".into(), json!(last_clicks));
-        let board = self.game.view(&self.state, viewer)?;
+        let board = self.game.view(self.play.state(), viewer)?;
         m.insert("board".into(), serde_json::to_value(&board).unwrap_or(Value::Null));
         if board.is_none() {
-            m.insert("text".into(), json!(self.game.display(&self.state, viewer)?));
+            m.insert("text".into(), json!(self.game.display(self.play.state(), viewer)?));
         }
         let to_move = m.get("to_move").and_then(Value::as_str).map(str::to_string);
         let mut moves = Vec::new();
         if let Some(mover) = to_move
             && (mover == viewer || !self.game.hidden())
         {
-            for l in self.game.legal_moves(&self.state)? {
-                let clicks = self.game.move_clicks(&self.state, &l.mv)?;
+            for l in self.game.legal_moves(self.play.state())? {
+                let clicks = self.game.move_clicks(self.play.state(), &l.mv)?;
                 moves.push(json!({"text": l.text, "clicks": clicks}));
             }
         }
@@ -480,20 +470,20 @@ impl Session {
     }
 
     fn moves(&mut self) -> Reply {
-        if let Some(o) = self.game.outcome(&self.state)? {
+        if let Some(o) = self.game.outcome(self.play.state())? {
             let mut m = one("moves", json!([]));
             m.insert("game_over".into(), o.to_json());
             return Ok(m);
         }
-        let to_move = self.game.to_move(&self.state)?;
-        let legal = self.game.legal_moves(&self.state)?;
+        let to_move = self.game.to_move(self.play.state())?;
+        let legal = self.game.legal_moves(self.play.state())?;
         let mut m = one("to_move", json!(to_move));
         m.insert("moves".into(), json!(legal.iter().map(|l| l.text.clone()).collect::<Vec<_>>()));
         Ok(m)
     }
 
     fn not_over(&mut self) -> Result<(), Failure> {
-        match self.game.outcome(&self.state)? {
+        match self.game.outcome(self.play.state())? {
             Some(o) => Err(fail("game_over", format!("the game is over ({o})"))),
             None => Ok(()),
         }
@@ -501,16 +491,14 @@ impl Session {
 
     fn play(&mut self, typed: &str) -> Reply {
         self.not_over()?;
-        let legal = self.game.legal_moves(&self.state)?;
+        let legal = self.game.legal_moves(self.play.state())?;
         let k = self.game.match_move(&legal, typed)?;
         self.apply(&legal[k])
     }
 
     fn apply(&mut self, l: &LegalMove) -> Reply {
-        let mover = self.game.to_move(&self.state)?;
-        let clicks = self.game.move_clicks(&self.state, &l.mv).ok().flatten();
-        let secrecy = self.game.secrecy(&self.state, &mover)?;
-        self.push(l, secrecy, clicks);
+        let mover = self.game.to_move(self.play.state())?;
+        self.play.make(&mut self.game, l)?;
         self.chance_moves()?;
         let mut m = one("move", json!(l.text));
         m.insert("player".into(), json!(mover));
@@ -518,49 +506,22 @@ impl Session {
         Ok(m)
     }
 
-    fn push(&mut self, l: &LegalMove, secrecy: Secrecy, clicks: Option<Vec<String>>) {
-        self.before.push(std::mem::replace(&mut self.state, l.next.clone()));
-        self.moves.push(l.text.clone());
-        self.hidden.push(secrecy);
-        self.clicks.push(clicks);
-    }
-
     /// Chance's moves (`chance/1`), drawn at once: no seat makes them.
     fn chance_moves(&mut self) -> Result<(), Failure> {
-        while self.game.outcome(&self.state)?.is_none() && self.game.chance(&self.state)? {
-            let legal = self.game.legal_moves(&self.state)?;
-            let k = ai::pick(&mut self.rng, legal.len())?;
-            let mover = self.game.to_move(&self.state)?;
-            let secrecy = self.game.secrecy(&self.state, &mover)?;
-            let clicks = self.game.move_clicks(&self.state, &legal[k].mv).ok().flatten();
-            self.push(&legal[k], secrecy, clicks);
-        }
+        self.play.chance_moves(&mut self.game, &mut self.rng)?;
         Ok(())
     }
 
     /// Takes back the last move; in a session that plays its computer
     /// seats, also the computer moves before it, back to a person's turn.
     fn undo(&mut self) -> Reply {
-        let mut undone = Vec::new();
-        while let Some(i) = self.moves.len().checked_sub(1) {
-            // A hidden choice stays hidden from whoever takes it back.
-            let text = self.shown(i, "spectator");
-            let Some(state) = self.before.pop() else { break };
-            self.moves.pop();
-            self.clicks.pop();
-            self.hidden.pop();
-            self.state = state;
-            undone.push(text);
-            // Chance's moves go back with the move they followed.
-            if self.game.chance(&self.state)? {
-                continue;
-            }
-            let mover = self.game.to_move(&self.state)?;
-            let computer = self.seats.iter().any(|(s, c)| *s == mover && !c.is_human());
-            if !(self.auto && computer) {
-                break;
-            }
-        }
+        let (seats, auto) = (&self.seats, self.auto);
+        let computer = |mover: &str| seats.iter().any(|(s, c)| s == mover && !c.is_human());
+        let steps = self.play.undo(&mut self.game, |mover| auto && computer(mover))?;
+        // A hidden choice stays hidden from whoever takes it back.
+        let undone: Vec<String> = (steps.into_iter())
+            .map(|(step, hidden)| if hidden { format!("({} has chosen)", step.mover) } else { step.text })
+            .collect();
         if undone.is_empty() {
             return Err(fail("bad_request", "no move to take back"));
         }
@@ -579,7 +540,7 @@ impl Session {
         or: Option<&str>,
     ) -> Result<(LegalMove, Controller, String), Failure> {
         self.not_over()?;
-        let mover = self.game.to_move(&self.state)?;
+        let mover = self.game.to_move(self.play.state())?;
         let seat = self.seats.iter().find(|(s, _)| *s == mover).map(|(_, c)| c.clone());
         let c = match (spec, seat, or) {
             (Some(s), _, _) => Controller::parse(s, None).map_err(|e| fail("bad_controller", e))?,
@@ -598,8 +559,8 @@ impl Session {
         // However big a search is asked for, it stops at the server's time.
         let max = self.config.max_think;
         let c = Controller { think: Some(c.think.map_or(max, |t| t.min(max))), ..c };
-        let legal = self.game.legal_moves(&self.state)?;
-        let choice = ai::choose(&mut self.game, &self.players, &self.state, &c, self.rng.r#gen(), 1)?;
+        let legal = self.game.legal_moves(self.play.state())?;
+        let choice = ai::choose(&mut self.game, &self.players, self.play.state(), &c, self.rng.r#gen(), 1)?;
         let k = ai::position_of(&mut self.game, &legal, &choice)?;
         Ok((legal[k].clone(), c, choice.info))
     }
@@ -616,7 +577,7 @@ impl Session {
     fn hint(&mut self, spec: Option<&str>) -> Reply {
         let (l, c, info) = self.computer_choice(spec, Some(HINT))?;
         let mut m = one("move", json!(l.text));
-        m.insert("clicks".into(), json!(self.game.move_clicks(&self.state, &l.mv)?));
+        m.insert("clicks".into(), json!(self.game.move_clicks(self.play.state(), &l.mv)?));
         m.insert("controller".into(), json!(c.to_string()));
         m.insert("info".into(), json!(info));
         Ok(m)
@@ -655,7 +616,7 @@ pub(super) fn games(dir: &Path) -> Value {
     let mut out = Vec::new();
     for path in list_games(dir) {
         let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let mut g = match Game::load(&path) {
+        let mut g = match crate::loader::load(&path) {
             Ok((g, _)) => g,
             Err(e) => {
                 out.push(json!({"name": name, "error": e.to_string()}));

@@ -21,13 +21,12 @@ pub use selfplay::{MAX_ACTIONS, Positions, npy, run_selfplay};
 pub use tournament::{check_size, pairings, ratings};
 
 use crate::ai::{self, Controller};
-use crate::game::{Game, GameError, Outcome, State};
+use crate::game::{Game, GameError, Outcome, Spec, State};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -160,7 +159,7 @@ impl Job {
                 (o.name.clone(), v)
             })
             .collect();
-        Ok(Job { game: game.name.clone(), digest: digest(&game.source), options, players, seed, task })
+        Ok(Job { game: game.name.clone(), digest: game.spec().digest(), options, players, seed, task })
     }
 
     fn option_pairs(&self) -> Vec<(String, String)> {
@@ -168,11 +167,7 @@ impl Job {
     }
 }
 
-/// FNV-1a over the rules' text, as 16 hex digits.
-pub fn digest(source: &str) -> String {
-    let h = source.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
-    format!("{h:016x}")
-}
+pub use crate::game::spec::digest;
 
 /// A controller's games in a match.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -320,10 +315,7 @@ impl Default for Hooks<'static> {
 /// job, the shard, how many threads (each loads its own engine) and the
 /// hooks.
 pub struct Unit<'a> {
-    pub path: &'a Path,
-    pub source: &'a str,
-    /// A grounded GDL game's network ([`Game::net`]).
-    pub net: Option<&'a crate::gdl::ground::Shared>,
+    pub spec: &'a Spec,
     pub job: &'a Job,
     pub shard: Shard,
     pub threads: usize,
@@ -333,7 +325,7 @@ pub struct Unit<'a> {
 /// Runs a shard of a job: its shard file.
 pub fn run(u: &Unit) -> Result<ShardFile, WorkError> {
     let (job, shard) = (u.job, u.shard);
-    check_rules(u.path, u.source, job)?;
+    check_rules(u.spec, job)?;
     let started = Instant::now();
     let (result, interrupted) = match &job.task {
         Task::Match { .. } => run_match(u)?,
@@ -363,13 +355,13 @@ impl ShardFile {
     }
 }
 
-/// That `source` is the job's rules.
-fn check_rules(path: &Path, source: &str, job: &Job) -> Result<(), WorkError> {
-    if digest(source) != job.digest {
+/// That `spec` holds the job's rules.
+fn check_rules(spec: &Spec, job: &Job) -> Result<(), WorkError> {
+    if spec.digest() != job.digest {
         return Err(WorkError(format!(
             "the rules in {} are not the rules of this job (digest {}, the job's {}): every shard must run the same file",
-            path.display(),
-            digest(source),
+            spec.path().display(),
+            spec.digest(),
             job.digest
         )));
     }
@@ -404,7 +396,7 @@ fn run_items_timed<C, T: Send>(
     let next = AtomicUsize::new(0);
     let slots: Mutex<Vec<Option<T>>> = Mutex::new(Vec::new());
     let failure: Mutex<Option<WorkError>> = Mutex::new(None);
-    let (path, source, net, hooks) = (u.path, u.source, u.net, u.hooks);
+    let (spec, hooks) = (u.spec, u.hooks);
     let threads = u.threads.clamp(1, total.max(1));
     let fail = |e: WorkError| {
         let mut f = failure.lock().unwrap_or_else(|p| p.into_inner());
@@ -414,7 +406,7 @@ fn run_items_timed<C, T: Send>(
     std::thread::scope(|scope| {
         for _ in 0..threads {
             let worker = || -> Result<(), WorkError> {
-                let (mut game, _) = Game::from_rules(path, source, net)?;
+                let (mut game, _) = spec.build()?;
                 let context = setup(&mut game)?;
                 let ready = Instant::now();
                 let deadline = hooks.time.map(|t| ready + t);
@@ -635,7 +627,7 @@ fn run_perft(u: &Unit) -> Result<(Part, bool), WorkError> {
     if depth == 0 {
         return Err(WorkError("perft counts depths from 1: give a depth of at least 1".into()));
     }
-    let (mut game, _) = Game::from_rules(u.path, u.source, u.net)?;
+    let (mut game, _) = u.spec.build()?;
     let root = start_state(&mut game, job, start)?;
     let first_moves: Vec<String> = if *divide && game.outcome(&root)?.is_none() {
         game.legal_moves(&root)?.into_iter().map(|m| m.text).collect()

@@ -218,7 +218,7 @@ pub fn run_selfplay(u: &Unit) -> Result<(ShardFile, Positions), WorkError> {
     let Task::Selfplay { controllers, think, games, max_plies, explore } = &job.task else {
         return Err(WorkError("not a self-play job".into()));
     };
-    super::check_rules(u.path, u.source, job)?;
+    super::check_rules(u.spec, job)?;
     let parsed = super::seated_players(job, controllers, *think)?;
     let started = Instant::now();
     let total = shard.len(*games) as usize;

@@ -264,7 +264,7 @@ pub fn load(py: Python<'_>, name_or_path: &str, options: Option<&Bound<'_, PyDic
     let core = py
         .detach(move || -> Result<Core, GameError> {
             let (path, text) = source(&name)?;
-            let (mut g, _warnings) = game::Game::load_text(&path, &text)?;
+            let (mut g, _warnings) = tabula::loader::load_text(&path, &text)?;
             let options = g.options_term(&given)?;
             let players = g.players(&options)?;
             let chosen = g

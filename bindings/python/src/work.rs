@@ -7,8 +7,7 @@ use crate::errors::TabulaError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::path::{Path, PathBuf};
-use tabula::game::{GameError, find_game};
-use tabula::gdl::ground::{Net, Shared};
+use tabula::game::{GameError, Spec, find_game};
 use tabula::work::{self, Hooks, Job, Shard, Timing, Unit};
 
 fn error(e: impl std::fmt::Display) -> PyErr {
@@ -40,35 +39,21 @@ pub fn _plan(py: Python<'_>, argv: Vec<String>) -> PyResult<Plan> {
     let plan = py.detach(|| tabula::cli::plan(&argv, &find)).map_err(|e| error(e.0))?;
     let job = serde_json::to_string(&plan.job).map_err(error)?;
     let out = plan.out.map(|o| o.display().to_string());
-    let net = match plan.net {
-        Some(n) => Some(serde_json::to_string(&Sent { rules: plan.job.digest.clone(), net: &*n }).map_err(error)?),
-        None => None,
-    };
-    Ok((job, plan.path.display().to_string(), plan.source, plan.json, out, net))
+    let net = tabula::gdl::network_json(&plan.spec).map_err(error)?;
+    Ok((job, plan.spec.path().display().to_string(), plan.spec.source().to_string(), plan.json, out, net))
 }
 
 /// What `_plan` returns.
 type Plan = (String, String, String, bool, Option<String>, Option<String>);
 
-/// A network as `_plan` sends it to the shards: with the digest of the
-/// rules it was built for.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Sent<N> {
-    rules: String,
-    net: N,
-}
-
-/// The network `_plan` gave, for `job`'s rules.
-fn net_for(job: &Job, net: Option<&str>) -> PyResult<Option<Shared>> {
-    let Some(text) = net else { return Ok(None) };
-    let sent: Sent<Net> = serde_json::from_str(text).map_err(|e| error(format!("not a network from `_plan`: {e}")))?;
-    if sent.rules != job.digest {
-        return Err(error(format!(
-            "the network is for other rules (digest {}, the job's {}): every shard must run the same file",
-            sent.rules, job.digest
-        )));
+/// The game of a shard: the rules given, with the network `_plan` gave
+/// (checked to be whole and for these rules).
+fn spec(path: &str, rules: &str, net: Option<&str>) -> PyResult<Spec> {
+    let spec = Spec::new(Path::new(path), rules);
+    match net {
+        Some(text) => tabula::gdl::with_network_json(spec, text).map_err(error),
+        None => Ok(spec),
     }
-    Ok(Some(std::sync::Arc::new(sent.net.checked().map_err(error)?)))
 }
 
 /// A job read from its JSON, and shard `index` of `count`.
@@ -96,10 +81,9 @@ pub fn _run_shard(
     net: Option<&str>,
 ) -> PyResult<String> {
     let (job, shard) = job_and_shard(job, index, count)?;
-    let net = net_for(&job, net)?;
+    let spec = spec(path, rules, net)?;
     let hooks = Hooks::default();
-    let unit =
-        Unit { path: Path::new(path), source: rules, net: net.as_ref(), job: &job, shard, threads, hooks: &hooks };
+    let unit = Unit { spec: &spec, job: &job, shard, threads, hooks: &hooks };
     let done = py.detach(|| work::run(&unit)).map_err(error)?;
     serde_json::to_string(&done).map_err(error)
 }
@@ -124,10 +108,9 @@ pub fn _run_selfplay_shard(
     net: Option<&str>,
 ) -> PyResult<(String, NpyFiles)> {
     let (job, shard) = job_and_shard(job, index, count)?;
-    let net = net_for(&job, net)?;
+    let spec = spec(path, rules, net)?;
     let hooks = Hooks::default();
-    let unit =
-        Unit { path: Path::new(path), source: rules, net: net.as_ref(), job: &job, shard, threads, hooks: &hooks };
+    let unit = Unit { spec: &spec, job: &job, shard, threads, hooks: &hooks };
     let (done, positions) = py.detach(|| work::run_selfplay(&unit)).map_err(error)?;
     let files = positions
         .npy_files()

@@ -252,8 +252,14 @@ def test_a_damaged_or_foreign_network_is_an_error():
         _tabula._run_shard(job, path, rules, 0, 1, 1, json.dumps(cut))
     with pytest.raises(TabulaError, match="not a network"):
         _tabula._run_shard(job, path, rules, 0, 1, 1, "{}")
-    other, *_ = _tabula._plan(["perft", str(pathlib.Path(KIF_BREAKTHROUGH).with_name("connect-four.kif")), "2"])
+    # Breakthrough's network with Connect Four's rules and job.
+    other, other_path, other_rules, *_ = _tabula._plan(
+        ["perft", str(pathlib.Path(KIF_BREAKTHROUGH).with_name("connect-four.kif")), "2"]
+    )
     with pytest.raises(TabulaError, match="the network is for other rules"):
+        _tabula._run_shard(other, other_path, other_rules, 0, 1, 1, net)
+    # The right network, with another job's rules.
+    with pytest.raises(TabulaError, match="not the rules of this job"):
         _tabula._run_shard(other, path, rules, 0, 1, 1, net)
 
 

@@ -8,10 +8,10 @@
 //! within the play clock. Symbol names are never relied on (servers
 //! scramble them): the roles, moves and fluents are whatever the rules say.
 
-use super::parse::{Sexp, read_sexps};
 use crate::ai::{self, Controller};
 use crate::engine::Arg;
 use crate::game::{Game, State};
+use crate::gdl::parse::{Sexp, read_sexps};
 use std::path::Path;
 use std::time::Instant;
 
@@ -160,7 +160,7 @@ impl Player {
     fn start(&mut self, id: &str, role: &str, rules: &[Sexp], play_clock: f64) -> Result<Match, String> {
         let kif: String = rules.iter().map(|s| text(s) + "\n").collect();
         let name = format!("ggp-{id}");
-        let t = super::translate_game(&name, &kif).map_err(|d| {
+        let t = crate::gdl::translate_game(&name, &kif).map_err(|d| {
             let first = d.first().map_or("no rules".to_string(), |d| d.message.clone());
             format!("the rules do not load: {first}")
         })?;

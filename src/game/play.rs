@@ -1,0 +1,304 @@
+//! A game in progress: [`Play`] holds where a game started, every move
+//! made since (who made it, what it is called, who may see it) and the
+//! position now, and does what every front end does with them: make a
+//! move typed or chosen, draw chance's moves, take moves back, show a move
+//! to a viewer as that viewer may see it, write the record and replay one.
+//! The front ends (the terminal, a server session) keep only what is
+//! theirs: seats and controllers, tokens, event streams, files.
+
+use super::record::Record;
+use super::{Game, GameError, LegalMove, Move, Secrecy, State, revealed, still_hidden};
+use rand::Rng;
+
+/// One move of a game in progress.
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// The position the move was made in.
+    pub before: State,
+    pub mv: Move,
+    /// The move in the game's notation.
+    pub text: String,
+    /// Who made it (chance's seat for a chance move).
+    pub mover: String,
+    /// Whether it was chance's move (`chance/1`).
+    pub chance: bool,
+    /// The position after it in the game's own notation (chess: FEN),
+    /// where the rules give one and the play keeps them.
+    pub position: Option<String>,
+}
+
+/// A game in progress: its start, its moves, the position now.
+#[derive(Clone, Debug)]
+pub struct Play {
+    start: State,
+    state: State,
+    steps: Vec<Step>,
+    /// How each move is shown to the players other than its mover.
+    secrecy: Vec<Secrecy>,
+    /// Whether each move's `position_text/2` is kept (for records).
+    keep_positions: bool,
+}
+
+/// A move as a viewer sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shown<'a> {
+    /// The move's notation.
+    Move(&'a str),
+    /// A move the viewer may not see (yet): only who made it.
+    Chosen(&'a str),
+}
+
+impl Play {
+    /// A game starting at `start`.
+    pub fn new(start: State) -> Play {
+        Play { state: start.clone(), start, steps: Vec::new(), secrecy: Vec::new(), keep_positions: false }
+    }
+
+    /// The same game, keeping the position after each move in the game's
+    /// notation (`position_text/2`) for its record.
+    pub fn keeping_positions(mut self) -> Play {
+        self.keep_positions = true;
+        self
+    }
+
+    /// The position now.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The position the game started from.
+    pub fn start(&self) -> &State {
+        &self.start
+    }
+
+    /// The moves made, in order.
+    pub fn steps(&self) -> &[Step] {
+        &self.steps
+    }
+
+    /// The number of moves made.
+    pub fn ply(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Makes `m`, a legal move of the position now. Returns the earlier
+    /// moves it reveals (hidden choices of a round it ends), by index.
+    pub fn make(&mut self, game: &mut Game, m: &LegalMove) -> Result<Vec<usize>, GameError> {
+        let mover = game.to_move(&self.state)?;
+        let chance = game.chance(&self.state)?;
+        let secrecy = game.secrecy(&self.state, &mover)?;
+        let position = if self.keep_positions { game.position_text(&m.next)? } else { None };
+        let shown = revealed(&self.secrecy, &secrecy);
+        let before = std::mem::replace(&mut self.state, m.next.clone());
+        self.steps.push(Step { before, mv: m.mv.clone(), text: m.text.clone(), mover, chance, position });
+        self.secrecy.push(secrecy);
+        Ok(shown)
+    }
+
+    /// Makes the move a person typed (its notation, a unique prefix or its
+    /// number among the legal moves): the move made. A typed move that is
+    /// no legal move is an error that lists them; nothing is played.
+    pub fn make_typed(&mut self, game: &mut Game, typed: &str) -> Result<LegalMove, GameError> {
+        let legal = game.legal_moves(&self.state)?;
+        let k = game.match_move(&legal, typed)?;
+        self.make(game, &legal[k])?;
+        Ok(legal.into_iter().nth(k).expect("a legal move"))
+    }
+
+    /// Chance's moves (`chance/1`), drawn uniformly with `rng` while the
+    /// game is not over and chance is to move: the moves made, by index.
+    pub fn chance_moves(&mut self, game: &mut Game, rng: &mut impl Rng) -> Result<Vec<usize>, GameError> {
+        let mut made = Vec::new();
+        while game.outcome(&self.state)?.is_none() && game.chance(&self.state)? {
+            let legal = game.legal_moves(&self.state)?;
+            if legal.is_empty() {
+                return Err(GameError::Rules("no legal move in a position that is not over".into()));
+            }
+            let k = rng.gen_range(0..legal.len());
+            self.make(game, &legal[k])?;
+            made.push(self.steps.len() - 1);
+        }
+        Ok(made)
+    }
+
+    /// Takes back the last move, then goes on taking back while `again`
+    /// says so of the seat to move in the position reached (a computer
+    /// seat, say); chance's moves go back with the move they followed.
+    /// Returns the moves taken back, the last made first, each with
+    /// whether it was still hidden from the other players then.
+    pub fn undo(
+        &mut self,
+        game: &mut Game,
+        mut again: impl FnMut(&str) -> bool,
+    ) -> Result<Vec<(Step, bool)>, GameError> {
+        let mut undone = Vec::new();
+        while let Some(i) = self.steps.len().checked_sub(1) {
+            let hidden = self.hidden_mover(i).is_some();
+            let step = self.steps.pop().expect("a move");
+            self.secrecy.pop();
+            self.state = step.before.clone();
+            undone.push((step, hidden));
+            if game.chance(&self.state)? {
+                continue;
+            }
+            let mover = game.to_move(&self.state)?;
+            if !again(&mover) {
+                break;
+            }
+        }
+        Ok(undone)
+    }
+
+    /// Who made move `i`, while it is still hidden from the other players
+    /// (a private move, or a choice whose round is not over).
+    pub fn hidden_mover(&self, i: usize) -> Option<&str> {
+        still_hidden(&self.secrecy, i)
+    }
+
+    /// Move `i` as `viewer` (a seat, or `spectator`) may see it.
+    pub fn shown(&self, i: usize, viewer: &str) -> Shown<'_> {
+        match self.hidden_mover(i) {
+            Some(mover) if mover != viewer => Shown::Chosen(mover),
+            _ => Shown::Move(&self.steps[i].text),
+        }
+    }
+
+    /// The moves of the record: the notation of each (line numbers 0).
+    pub fn record_moves(&self) -> Vec<(String, usize)> {
+        self.steps.iter().map(|s| (s.text.clone(), 0)).collect()
+    }
+
+    /// `record` with this game's moves, and the position after each where
+    /// the play keeps them.
+    pub fn fill_record(&self, record: &mut Record) {
+        record.moves = self.record_moves();
+        record.positions = self.steps.iter().map_while(|s| s.position.clone()).collect();
+    }
+
+    /// Replays `moves` (as a record holds them: notation and line) from
+    /// the position now, checking each. The error names the line of the
+    /// first move that is not legal, or made after the game was over.
+    pub fn replay(&mut self, game: &mut Game, moves: &[(String, usize)]) -> Result<(), (usize, GameError)> {
+        for (typed, line) in moves {
+            if game.outcome(&self.state).map_err(|e| (*line, e))?.is_some() {
+                let why = format!("the game was already over before `{typed}`");
+                return Err((*line, GameError::Rules(why)));
+            }
+            self.make_typed(game, typed).map_err(|e| (*line, e))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Spec;
+    use rand::SeedableRng;
+    use std::path::Path;
+
+    /// Chance deals 1 to 3, then `a` picks 1 or 2 unseen by `b`, then `b`
+    /// picks: `a` wins when the sum is even.
+    const GUESS: &str = "
+        title('Guess').
+        players(_, [a, b]).
+        initial_state(_, s(dealer, none, [])).
+        to_move(s(P, _, _), P).
+        chance(s(dealer, _, _)).
+        hidden_move(s(a, _, _)).
+        move(s(dealer, none, []), deal(N), s(a, N, [])) :- member(N, [1, 2, 3]).
+        move(s(a, N, []), pick(X), s(b, N, [X])) :- member(X, [1, 2]).
+        move(s(b, N, [X]), pick(Y), s(over, N, [X, Y])) :- member(Y, [1, 2]).
+        game_over(s(over, N, [X, Y]), winner(W)) :- ( (N + X + Y) mod 2 =:= 0 -> W = a ; W = b ).
+    ";
+
+    fn guess() -> (Game, Play) {
+        let (mut game, _) = Spec::new(Path::new("guess.rules"), GUESS).build().unwrap();
+        let o = game.options_term(&[]).unwrap();
+        let start = game.initial_state(&o, 0).unwrap();
+        (game, Play::new(start))
+    }
+
+    #[test]
+    fn a_hidden_choice_is_shown_to_the_others_once_its_round_is_over() {
+        let (mut g, mut p) = guess();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        assert_eq!(p.chance_moves(&mut g, &mut rng).unwrap(), vec![0]);
+        assert!(p.steps()[0].chance && p.steps()[0].mover == "dealer");
+        assert!(p.chance_moves(&mut g, &mut rng).unwrap().is_empty(), "a is to move, not chance");
+        p.make_typed(&mut g, "pick(1)").unwrap();
+        assert_eq!(p.shown(1, "b"), Shown::Chosen("a"));
+        assert_eq!(p.shown(1, "spectator"), Shown::Chosen("a"));
+        assert_eq!(p.shown(1, "a"), Shown::Move("pick(1)"));
+        let legal = g.legal_moves(p.state()).unwrap();
+        let reveal = p.make(&mut g, &legal[1]).unwrap();
+        assert_eq!(reveal, vec![1], "b's open move ends the round");
+        assert_eq!(p.shown(1, "b"), Shown::Move("pick(1)"));
+        assert!(g.outcome(p.state()).unwrap().is_some());
+        assert_eq!(p.ply(), 3);
+    }
+
+    #[test]
+    fn undo_takes_chance_moves_back_with_the_move_they_followed() {
+        let (mut g, mut p) = guess();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+        p.chance_moves(&mut g, &mut rng).unwrap();
+        p.make_typed(&mut g, "pick(2)").unwrap();
+        p.make_typed(&mut g, "pick(1)").unwrap();
+        let back = p.undo(&mut g, |_| false).unwrap();
+        assert_eq!(back.iter().map(|(s, h)| (s.text.as_str(), *h)).collect::<Vec<_>>(), [("pick(1)", false)]);
+        // a's choice is still hidden when it is taken back.
+        let back = p.undo(&mut g, |_| false).unwrap();
+        assert_eq!(back.iter().map(|(s, h)| (s.text.as_str(), *h)).collect::<Vec<_>>(), [("pick(2)", true)]);
+        // Back to the deal: chance's move goes too, and nothing is left.
+        let back = p.undo(&mut g, |_| false).unwrap();
+        assert_eq!(back.len(), 1);
+        assert!(back[0].0.chance);
+        assert_eq!(p.ply(), 0);
+        assert_eq!(p.state(), p.start());
+        assert!(p.undo(&mut g, |_| false).unwrap().is_empty());
+    }
+
+    #[test]
+    fn undo_goes_on_while_asked_to() {
+        let (mut g, mut p) = guess();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        p.chance_moves(&mut g, &mut rng).unwrap();
+        p.make_typed(&mut g, "pick(2)").unwrap();
+        p.make_typed(&mut g, "pick(2)").unwrap();
+        // b is a computer: taking back its move reaches b's turn, so it
+        // goes on to a's move, back to a person's turn.
+        let back = p.undo(&mut g, |seat| seat == "b").unwrap();
+        assert_eq!(back.iter().map(|(s, _)| s.mover.as_str()).collect::<Vec<_>>(), ["b", "a"]);
+        assert_eq!(g.to_move(p.state()).unwrap(), "a");
+        // The deal goes back with nothing after it.
+        assert_eq!(p.undo(&mut g, |_| true).unwrap().len(), 1);
+        assert_eq!(p.ply(), 0);
+    }
+
+    #[test]
+    fn a_record_replays_to_the_same_position_and_a_bad_move_names_its_line() {
+        let (mut g, mut p) = guess();
+        let start = p.start().clone();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+        p.chance_moves(&mut g, &mut rng).unwrap();
+        p.make_typed(&mut g, "pick(1)").unwrap();
+        p.make_typed(&mut g, "pick(2)").unwrap();
+        let mut record = Record::default();
+        p.fill_record(&mut record);
+        assert_eq!(record.moves.len(), 3);
+        assert!(record.positions.is_empty(), "the game has no position_text/2");
+        let mut again = Play::new(start.clone());
+        again.replay(&mut g, &record.moves).unwrap();
+        assert_eq!(again.state(), p.state());
+        let moves = vec![(record.moves[0].0.clone(), 7), ("pick(3)".to_string(), 8)];
+        let (line, e) = Play::new(start.clone()).replay(&mut g, &moves).unwrap_err();
+        assert_eq!(line, 8);
+        assert!(matches!(e, GameError::IllegalMove { .. }), "{e}");
+        let mut past_end = record.moves.clone();
+        past_end.push(("pick(1)".to_string(), 9));
+        let (line, e) = Play::new(start).replay(&mut g, &past_end).unwrap_err();
+        assert_eq!(line, 9);
+        assert!(e.to_string().contains("already over"), "{e}");
+    }
+}
