@@ -1,6 +1,6 @@
 //! Game workloads side by side with SWI-Prolog on the same files in one
 //! run: perft from the start and uniformly random playouts, both through
-//! the generic drivers of `src/game/driver.pl` (for a GDL game, SWI-Prolog
+//! the generic drivers of `crates/games/src/game/driver.pl` (for a GDL game, SWI-Prolog
 //! runs its translation, the program tabula runs).
 //!
 //! `cargo bench --bench games`. Perft runs to the deepest depth of the
@@ -18,7 +18,7 @@ fn swipl(root: &Path, game: &Path, goal: &str) -> Option<String> {
         "consult(['{}', '{}', '{}'])",
         root.join("compat/swi.pl").display(),
         game.display(),
-        root.join("src/game/driver.pl").display()
+        root.join("crates/games/src/game/driver.pl").display()
     );
     let out = Command::new("swipl").args(["-q", "-g", &format!("{load}, {goal}"), "-t", "halt"]).output().ok()?;
     Some(String::from_utf8_lossy(&out.stdout).trim().to_string())

@@ -38,7 +38,7 @@ for kif in "$@"; do
     ours=$("$tabula" bench --threads 1 --seconds "$seconds" "$kif" 2>/dev/null \
         | sed -n 's/.*: \([0-9.]*\) playouts\/s.*/\1/p' || true)
     swi=$(swipl -g "set_random(seed(1)), swi_bench($seconds)" -t halt compat/swi.pl "$work/$name.pl" \
-        src/game/driver.pl "$work/bench.pl" 2>/dev/null | tail -1 || true)
+        crates/games/src/game/driver.pl "$work/bench.pl" 2>/dev/null | tail -1 || true)
     ours=${ours:--}
     swi=${swi:--}
     ratio=$(awk -v a="$ours" -v b="$swi" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.1f", a / b; else print "-" }')

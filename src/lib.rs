@@ -1,9 +1,12 @@
 //! tabula: a logic-programming rule engine for board games.
 //!
-//! Games are logic programs (`.rules` files, a subset of Prolog). The
-//! pipeline: text → [`syntax::parse_program`] → AST with spans →
-//! [`engine::Engine`] (compiled, indexed clauses) → [`engine::Engine::query`]
-//! → answers.
+//! The layers are crates, each using only those below it:
+//! `tabula-engine` (the rules language's syntax and the register machine),
+//! `tabula-games` (the game layer, GDL, the computer players, loading),
+//! and this crate, the front ends: the command line ([`cli`]), the server
+//! and its web board ([`server`]), the GGP player ([`ggp`]) and batch work
+//! in shards ([`work`]). The lower crates' modules are re-exported here
+//! under their own names, so `tabula::engine::Engine` is the engine's.
 //!
 //! ```
 //! use tabula::engine::Engine;
@@ -19,13 +22,9 @@
 // machine's instruction pointer (`engine::vm`).
 #![deny(unsafe_code)]
 
-pub mod ai;
+pub use tabula_games::{ai, engine, game, gdl, loader, syntax};
+
 pub mod cli;
-pub mod engine;
-pub mod game;
-pub mod gdl;
 pub mod ggp;
-pub mod loader;
 pub mod server;
-pub mod syntax;
 pub mod work;

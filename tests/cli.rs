@@ -132,6 +132,12 @@ fn check_takes_a_game_by_name() {
     let (out, err, code) = run(&["check", "chess", "--games", "games"], None);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("games/chess.rules: game ok"), "{out}");
+    // What its random games were like, in a line.
+    let said = out.lines().find(|l| l.starts_with("games/chess.rules: 5 random games: ")).unwrap_or_default();
+    assert!(
+        said.contains("plies a game") && said.contains("moves a position") && said.contains("slowest ply"),
+        "{out}"
+    );
     let (_, err, code) = run(&["check", "mancala", "--games", "games"], None);
     assert_ne!(code, 0);
     assert!(err.contains("no game named `mancala`") && err.contains("chess"), "{err}");

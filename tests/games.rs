@@ -84,7 +84,7 @@ fn perft_matches_swipl() {
         eprintln!("swipl not installed: cross-check skipped (CI=true makes this a failure)");
         return;
     }
-    let driver = include_str!("../src/game/driver.pl");
+    let driver = include_str!("../crates/games/src/game/driver.pl");
     for (path, mut game, sets) in games_with_tables() {
         let program = format!("{}\n{driver}", game.source());
         for (opts, rows) in sets {

@@ -246,7 +246,7 @@ fn corpus_game(path: &Path, budget: Budget) -> Result<Row, String> {
         clock = Instant::now();
     };
     if budget.check_games > 0 {
-        let problems = g.check_play(&options, budget.check_games, budget.check_plies, 1);
+        let (problems, _) = g.check_play(&options, budget.check_games, budget.check_plies, 1);
         // A random game stopped by a rule of GDL the game breaks is
         // reported, and is the game's fault: the lockstep below checks
         // that the reference sees the same.

@@ -125,3 +125,48 @@ fn bad_seats_and_controllers_are_clear_errors() {
     assert!(err.contains("unknown controller `alphazero`"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn an_ambiguous_prefix_lists_the_moves_it_could_be() {
+    let dir = workdir("ambiguous");
+    let (out, err, code) = play(&dir, &["--seat", "black=random"], "a2\na2-b\nquit\n");
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("`a2` is ambiguous: it begins a2-a3 and a2-b3; type more of the move"), "{out}");
+    assert!(!out.contains("`a2` is not a legal move"), "{out}");
+    assert!(out.contains("last move: a2-b3"), "{out}");
+}
+
+/// A seat its game cannot serve (the `rules` controller of a game without
+/// `choose_move/3`) is refused before the first move, in `play`, `match`
+/// and `tournament`.
+#[test]
+fn a_seat_the_game_cannot_serve_is_refused_at_the_start() {
+    let tabula = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_tabula"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            out.status.code(),
+        )
+    };
+    let refusal = "amazons has no choose_move/3 for the rules controller; use random, greedy, minimax or mcts";
+    let (out, err, code) =
+        tabula(&["play", "amazons", "-o", "size=6", "--seat", "white=random", "--seat", "black=rules"]);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(err.contains(refusal), "{err}");
+    assert!(!out.contains("plays"), "a move was played before the refusal: {out}");
+    let (_, err, code) =
+        tabula(&["match", "amazons", "-o", "size=6", "--seat", "random", "--seat", "rules", "--games", "2"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains(refusal), "{err}");
+    let (_, err, code) =
+        tabula(&["tournament", "amazons", "-o", "size=6", "-p", "random", "-p", "rules:2", "--games", "2"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains(refusal), "{err}");
+}

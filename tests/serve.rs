@@ -120,6 +120,8 @@ fn malformed_requests_get_error_replies_and_the_connection_lives_on() {
         (json!({"op": "new", "game": "breakthrough", "seed": -1}).to_string(), "bad_request"),
         (json!({"op": "new", "game": "breakthrough", "seats": {"white": "deep_blue"}}).to_string(), "bad_controller"),
         (json!({"op": "new", "game": "breakthrough", "seats": {"north": "random"}}).to_string(), "bad_request"),
+        // amazons has no choose_move/3 for the `rules` controller
+        (json!({"op": "new", "game": "amazons", "seats": {"black": "rules"}}).to_string(), "bad_controller"),
         (json!({"op": "new", "game": "breakthrough", "seats": "random"}).to_string(), "bad_request"),
         // every session request
         (json!({"op": "moves"}).to_string(), "bad_request"),
@@ -132,6 +134,7 @@ fn malformed_requests_get_error_replies_and_the_connection_lives_on() {
         (json!({"op": "play", "session": session}).to_string(), "bad_request"),
         (json!({"op": "play", "session": session, "move": 12}).to_string(), "bad_request"),
         (json!({"op": "play", "session": session, "move": "a1-a5", "token": white}).to_string(), "illegal_move"),
+        (json!({"op": "play", "session": session, "move": "b2", "token": white}).to_string(), "ambiguous_move"),
         // seats: a token, and the right one
         (json!({"op": "play", "session": session, "move": "b2-b3"}).to_string(), "forbidden"),
         (json!({"op": "play", "session": session, "move": "b2-b3", "token": black}).to_string(), "forbidden"),
@@ -162,6 +165,9 @@ fn malformed_requests_get_error_replies_and_the_connection_lives_on() {
         assert_eq!(r["error"]["code"], json!(code), "{line}: {r}");
         assert!(!r["error"]["message"].as_str().unwrap().is_empty());
     }
+    // An ambiguous move says which moves it could be.
+    let r = c.send(json!({"op": "play", "session": session, "move": "b2", "token": white}));
+    assert_eq!(r["error"]["candidates"], json!(["b2-a3", "b2-b3", "b2-c3"]), "{r}");
     c.writer.write_all(&[0xff, 0xfe, b'\n']).unwrap();
     assert_eq!(c.read()["error"]["code"], "bad_json");
     // Ids are echoed on errors too; the session still works.

@@ -6,7 +6,7 @@
 
 use super::{CliError, read_source};
 use crate::engine::Engine;
-use crate::game::{Game, REQUIRED, is_gdl};
+use crate::game::{Game, Played, REQUIRED, is_gdl};
 use crate::syntax::render;
 use std::path::PathBuf;
 
@@ -67,14 +67,19 @@ pub fn run(a: CheckArgs) -> Result<i32, CliError> {
                     eprint!("{}", render(&name, &src, &t.warnings));
                     eprintln!("{name}: {}", crate::gdl::path_note(&t.net));
                     let warnings = t.warnings.len();
-                    if let Err(problems) = game_problems(t.into_game(path)) {
-                        failed = true;
-                        for p in &problems {
-                            eprintln!("{name}: error: {p}");
+                    match game_problems(t.into_game(path)) {
+                        Err(problems) => {
+                            failed = true;
+                            for p in &problems {
+                                eprintln!("{name}: error: {p}");
+                            }
+                            let (e, w) = (plural(problems.len(), "game error"), plural(warnings, "warning"));
+                            println!("{name}: {e}, {w}");
                         }
-                        println!("{name}: {}, {}", plural(problems.len(), "game error"), plural(warnings, "warning"));
-                    } else {
-                        println!("{name}: game ok ({})", plural(warnings, "warning"));
+                        Ok(played) => {
+                            println!("{name}: game ok ({})", plural(warnings, "warning"));
+                            println!("{name}: {played}");
+                        }
                     }
                 }
             }
@@ -94,9 +99,10 @@ pub fn run(a: CheckArgs) -> Result<i32, CliError> {
             .collect();
         let defined = REQUIRED.iter().filter(|(n, _)| !engine.defined_arities(n).is_empty()).count();
         let is_game = errors == 0 && defined * 2 >= REQUIRED.len();
+        let mut played = None;
         if is_game {
             match game_problems(Game::from_engine(crate::game::Spec::new(path, src.as_str()), engine)) {
-                Ok(()) => {}
+                Ok(p) => played = Some(p),
                 Err(problems) => {
                     failed = true;
                     for p in &problems {
@@ -113,6 +119,9 @@ pub fn run(a: CheckArgs) -> Result<i32, CliError> {
         } else {
             let what = if is_game { "game ok" } else { "ok" };
             println!("{name}: {what} ({})", plural(warnings, "warning"));
+            if let Some(p) = played {
+                println!("{name}: {p}");
+            }
             // A `.rules` file that is not yet a game (one being written) is
             // told what a game still needs.
             if !is_game && path.extension().is_some_and(|e| e == "rules") {
@@ -131,13 +140,13 @@ pub fn run(a: CheckArgs) -> Result<i32, CliError> {
 
 /// The game-interface checks: required predicates, then a few seeded
 /// random games checking the invariants.
-fn game_problems(loaded: Result<Game, crate::game::GameError>) -> Result<(), Vec<String>> {
+fn game_problems(loaded: Result<Game, crate::game::GameError>) -> Result<Played, Vec<String>> {
     let mut game = loaded.map_err(|e| match e {
         crate::game::GameError::Interface(p) => p,
         other => vec![other.to_string()],
     })?;
     let options = game.options_term(&[]).map_err(|e| vec![e.to_string()])?;
     game.players(&options).map_err(|e| vec![e.to_string()])?;
-    let problems = game.check_play(&options, 5, 400, 1);
-    if problems.is_empty() { Ok(()) } else { Err(problems) }
+    let (problems, played) = game.check_play(&options, 5, 400, 1);
+    if problems.is_empty() { Ok(played) } else { Err(problems) }
 }

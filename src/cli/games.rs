@@ -171,6 +171,9 @@ pub fn perft(a: PerftArgs) -> Result<i32, CliError> {
     };
     // A whole run prints each depth as it is counted.
     let live = a.shard.is_none() && !a.json && !a.divide;
+    if live {
+        println!("{}", work::PERFT_HEADER);
+    }
     let depth_done = |d: u32, n: u64, secs: f64| {
         if live {
             println!("{}", work::perft_line(d, n, secs));

@@ -8,6 +8,7 @@
 use super::CliError;
 use super::setup::{Finder, GameArgs, Session, find_file, open_with, progress};
 use crate::ai::Controller;
+use crate::game::Game;
 use crate::work::{self, Hooks, Job, Shard, Task, Unit};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -120,13 +121,14 @@ pub fn seat_controllers(game: &str, players: &[String], seats: &[String]) -> Res
     Ok(specs)
 }
 
-/// The controllers given, none of them human.
-fn computer_specs(specs: Vec<String>, think: Option<f64>) -> Result<Vec<String>, CliError> {
+/// The controllers given, none of them human, each one `game` can serve.
+fn computer_specs(game: &Game, specs: Vec<String>, think: Option<f64>) -> Result<Vec<String>, CliError> {
     for c in &specs {
         let parsed = Controller::parse(c, think).map_err(CliError)?;
         if parsed.is_human() {
             return Err(CliError(format!("games between computer players only; `{parsed}` is not one")));
         }
+        parsed.serves(game).map_err(CliError)?;
     }
     Ok(specs)
 }
@@ -141,8 +143,8 @@ pub fn job(a: &MatchArgs, find: &Finder) -> Result<(Job, Session), CliError> {
     let c = &a.common;
     let mut session = open_game(c, find)?;
     let specs = seat_controllers(&session.game.name, &session.players, &a.seats)?;
-    let controllers =
-        computer_specs(specs.into_iter().map(|s| s.unwrap_or_else(|| "random".into())).collect(), c.think)?;
+    let specs = specs.into_iter().map(|s| s.unwrap_or_else(|| "random".into())).collect();
+    let controllers = computer_specs(&session.game, specs, c.think)?;
     let task = Task::Match { controllers, think: c.think, games: a.games, max_plies: c.max_plies };
     let job = Job::new(&mut session.game, &session.option_pairs, c.seed, task)?;
     Ok((job, session))
@@ -152,7 +154,8 @@ pub fn job(a: &MatchArgs, find: &Finder) -> Result<(Job, Session), CliError> {
 pub fn tournament_job(a: &TournamentArgs, find: &Finder) -> Result<(Job, Session), CliError> {
     let c = &a.common;
     let mut session = open_game(c, find)?;
-    let controllers = computer_specs(a.players.iter().map(|p| p.trim().to_string()).collect(), c.think)?;
+    let specs = a.players.iter().map(|p| p.trim().to_string()).collect();
+    let controllers = computer_specs(&session.game, specs, c.think)?;
     work::check_size(&session.game.name, controllers.len(), session.players.len())?;
     let task = Task::Tournament { controllers, think: c.think, games: a.games, max_plies: c.max_plies };
     let job = Job::new(&mut session.game, &session.option_pairs, c.seed, task)?;
@@ -166,7 +169,7 @@ pub fn selfplay_job(a: &SelfplayArgs, find: &Finder) -> Result<(Job, Session), C
     // Seats not given search (a match's default, random, teaches nothing).
     let specs = seat_controllers(&session.game.name, &session.players, &a.seats)?;
     let specs = specs.into_iter().map(|s| s.unwrap_or_else(|| "mcts:200".into())).collect();
-    let controllers = computer_specs(specs, c.think)?;
+    let controllers = computer_specs(&session.game, specs, c.think)?;
     let task =
         Task::Selfplay { controllers, think: c.think, games: a.games, max_plies: c.max_plies, explore: a.explore };
     let job = Job::new(&mut session.game, &session.option_pairs, c.seed, task)?;

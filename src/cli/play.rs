@@ -257,6 +257,9 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
         })?;
         controllers[i] = Controller::parse(spec, a.think).map_err(CliError)?;
     }
+    for c in &controllers {
+        c.serves(&session.game).map_err(CliError)?;
+    }
     if let Some(addr) = &a.web {
         return web(&session, &controllers, seed, addr, &a);
     }

@@ -111,10 +111,12 @@ struct Failure {
     /// Seconds after which the same request may succeed (a client over
     /// its limits).
     retry: Option<u64>,
+    /// The moves an ambiguous typed move could be.
+    candidates: Vec<String>,
 }
 
 fn fail(code: &'static str, message: impl Into<String>) -> Failure {
-    Failure { code, message: message.into(), retry: None }
+    Failure { code, message: message.into(), retry: None, candidates: Vec::new() }
 }
 
 impl Failure {
@@ -129,6 +131,9 @@ impl From<GameError> for Failure {
             GameError::NotFound(_) => "unknown_game",
             GameError::Option(_) => "bad_option",
             GameError::IllegalMove { .. } => "illegal_move",
+            GameError::AmbiguousMove { candidates, .. } => {
+                return Failure { candidates: candidates.clone(), ..fail("ambiguous_move", e.to_string()) };
+            }
             GameError::Load { .. } | GameError::Interface(_) | GameError::Rules(_) => "rules_error",
             GameError::Limit(_) => "limit",
         };
@@ -515,6 +520,9 @@ fn error_reply(id: Option<&Value>, f: &Failure) -> Value {
     let mut e = json!({"code": f.code, "message": f.message});
     if let Some(s) = f.retry {
         e["retry_after"] = json!(s);
+    }
+    if !f.candidates.is_empty() {
+        e["candidates"] = json!(f.candidates);
     }
     m.insert("error".into(), e);
     Value::Object(m)

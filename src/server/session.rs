@@ -83,6 +83,9 @@ impl Session {
         if let Some((s, _)) = seats.iter().find(|(s, _)| !players.contains(s)) {
             return Err(fail("bad_request", format!("no seat `{s}`; the seats are {}", players.join(", "))));
         }
+        for (_, c) in &seats {
+            c.serves(&game).map_err(|e| fail("bad_controller", e))?;
+        }
         let state = game.initial_state(&opts, seed)?;
         let record = record.map(|p| {
             let seats = seats.iter().map(|(s, c)| (s.clone(), c.to_string())).collect();

@@ -16,7 +16,7 @@ mod report;
 mod selfplay;
 mod tournament;
 
-pub use report::{Timing, perft_line, report_json, report_text, wilson};
+pub use report::{PERFT_HEADER, Timing, perft_line, report_json, report_text, wilson};
 pub use selfplay::{MAX_ACTIONS, Positions, npy, run_selfplay};
 pub use tournament::{check_size, pairings, ratings};
 

@@ -266,6 +266,7 @@ pub fn report_text(job: &Job, result: &Part, timing: Timing) -> String {
             let _ = writeln!(out, "total {}", u(&doc["nodes"]));
         }
         Task::Perft { .. } => {
+            let _ = writeln!(out, "{PERFT_HEADER}");
             for r in doc["depths"].as_array().into_iter().flatten() {
                 out.push_str(&perft_line(u(&r["depth"]) as u32, u(&r["nodes"]), f(&r["seconds"])));
                 out.push('\n');
@@ -324,6 +325,9 @@ fn games_header(out: &mut String, job: &Job, doc: &Json, (what, total, max_plies
         }
     );
 }
+
+/// The header of perft's lines.
+pub const PERFT_HEADER: &str = "depth nodes seconds nodes/s";
 
 /// One depth of perft: depth, leaves, seconds, leaves per second.
 pub fn perft_line(d: u32, n: u64, secs: f64) -> String {

@@ -20,6 +20,12 @@ create_exception!(
     TabulaError,
     "A move that is not legal in the position (legal: the legal moves)."
 );
+create_exception!(
+    tabula,
+    AmbiguousMove,
+    IllegalMove,
+    "A typed move that begins several legal moves (candidates: those moves)."
+);
 create_exception!(tabula, LimitError, TabulaError, "A query that passed a resource limit (steps, time or memory).");
 create_exception!(
     tabula,
@@ -34,6 +40,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TabulaError", py.get_type::<TabulaError>())?;
     m.add("RulesError", py.get_type::<RulesError>())?;
     m.add("IllegalMove", py.get_type::<IllegalMove>())?;
+    m.add("AmbiguousMove", py.get_type::<AmbiguousMove>())?;
     m.add("LimitError", py.get_type::<LimitError>())?;
     m.add("OptionError", py.get_type::<OptionError>())?;
     m.add("UnknownGame", py.get_type::<UnknownGame>())?;
@@ -66,6 +73,12 @@ pub fn to_py(e: GameError) -> PyErr {
         GameError::IllegalMove { legal, .. } => {
             let err = IllegalMove::new_err(message);
             let _ = err.value(py).setattr("legal", legal);
+            err
+        }
+        GameError::AmbiguousMove { candidates, .. } => {
+            let err = AmbiguousMove::new_err(message);
+            let _ = err.value(py).setattr("legal", candidates.clone());
+            let _ = err.value(py).setattr("candidates", candidates);
             err
         }
         GameError::Load { at, .. } => rules_error(py, message, at),

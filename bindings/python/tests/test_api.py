@@ -62,6 +62,20 @@ def test_an_illegal_move_raises_and_changes_nothing():
     state.apply("e2-e3")  # and the state still plays
 
 
+def test_an_ambiguous_prefix_raises_its_own_error_with_the_moves_it_could_be():
+    state = tabula.load("breakthrough").new_state()
+    before = state.term
+    with pytest.raises(tabula.AmbiguousMove) as e:
+        state.apply("e2")
+    assert e.value.candidates == ["e2-d3", "e2-e3", "e2-f3"]
+    assert "ambiguous" in str(e.value)
+    # Still an IllegalMove to code that catches those.
+    assert isinstance(e.value, tabula.IllegalMove)
+    assert state.term == before
+    state.apply("e2-f")  # a prefix of one move plays it
+    assert state.history() == ["e2-f3"]
+
+
 def test_a_random_game_ends_with_an_outcome_and_zero_sum_returns():
     game = tabula.load("breakthrough", rows=5, cols=5)
     state = game.new_state()

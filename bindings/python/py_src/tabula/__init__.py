@@ -10,6 +10,7 @@ PettingZoo environment (``tabula.pettingzoo``).
 """
 
 from tabula._tabula import (
+    AmbiguousMove,
     Controller,
     Game,
     IllegalMove,
@@ -26,6 +27,7 @@ from tabula._tabula import (
 from tabula import selfplay
 
 __all__ = [
+    "AmbiguousMove",
     "Controller",
     "Game",
     "IllegalMove",

@@ -12,6 +12,9 @@ class RulesError(TabulaError):
 class IllegalMove(TabulaError):
     legal: list[str]
 
+class AmbiguousMove(IllegalMove):
+    candidates: list[str]
+
 class LimitError(TabulaError): ...
 class OptionError(TabulaError): ...
 class UnknownGame(TabulaError): ...

@@ -13,7 +13,7 @@ use pest::Parser;
 use pest::iterators::Pair;
 
 #[derive(pest_derive::Parser)]
-#[grammar = "../grammar/gdl.pest"]
+#[grammar = "../../../grammar/gdl.pest"]
 struct KifParser;
 
 /// Deepest bracket nesting accepted.

@@ -66,6 +66,19 @@ impl fmt::Display for Controller {
 const CONTROLLERS: &str = "human, random, greedy, minimax[:DEPTH], mcts[:PLAYOUTS] or rules[:LEVEL]";
 
 impl Controller {
+    /// Whether this controller can play `game`: the `rules` controller
+    /// needs the game's own `choose_move/3`. Front ends ask before the
+    /// first move, so a seat the game cannot serve is refused at the start.
+    pub fn serves(&self, game: &Game) -> Result<(), String> {
+        match self.kind {
+            Kind::Rules(_) if !game.has("choose_move", 3) => Err(format!(
+                "{} has no choose_move/3 for the rules controller; use random, greedy, minimax or mcts",
+                game.name
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Reads a controller as written on the command line (`minimax:3`).
     pub fn parse(s: &str, think: Option<f64>) -> Result<Controller, String> {
         let s = s.trim();
@@ -224,12 +237,7 @@ pub fn choose(
         }
         Kind::Greedy => greedy(game, state, &mover, &mut rng)?,
         Kind::Rules(level) => {
-            if !game.has("choose_move", 3) {
-                return Err(GameError::Rules(format!(
-                    "{} has no choose_move/3 for the rules controller; use random, greedy, minimax or mcts",
-                    game.name
-                )));
-            }
+            ctl.serves(game).map_err(GameError::Rules)?;
             let sample = game.sample_state(state, &mover)?;
             Choice::plain(game.choose_move(&sample, *level)?, format!("choose_move/3 at level {level}"))
         }
@@ -246,7 +254,9 @@ pub fn choose(
     Ok(Choice { info: format!("{}, {:.2} s", choice.info, clock.elapsed()), ..choice })
 }
 
-pub(crate) fn pick(rng: &mut ChaCha8Rng, n: usize) -> Result<usize, GameError> {
+/// A move drawn uniformly among `n` (chance's, or a random player's): its
+/// index, or the error of a position with no move that is not over.
+pub fn pick(rng: &mut ChaCha8Rng, n: usize) -> Result<usize, GameError> {
     if n == 0 {
         return Err(GameError::Rules("no legal move in a position that is not over".into()));
     }

@@ -42,6 +42,8 @@ pub enum GameError {
     Option(String),
     /// A move that is not legal here.
     IllegalMove { text: String, legal: Vec<String> },
+    /// A typed prefix that begins several legal moves (`candidates`).
+    AmbiguousMove { text: String, candidates: Vec<String> },
     /// The rules raised an error or broke the interface at run time.
     Rules(String),
     /// A query of the rules passed a resource limit (steps, time, memory).
@@ -58,6 +60,9 @@ impl fmt::Display for GameError {
             GameError::Interface(problems) => write!(f, "not a valid game:\n  {}", problems.join("\n  ")),
             GameError::IllegalMove { text, legal } => {
                 write!(f, "`{text}` is not a legal move here; legal moves: {}", legal.join(" "))
+            }
+            GameError::AmbiguousMove { text, candidates } => {
+                write!(f, "`{text}` is ambiguous: it begins {}; type more of the move", candidates.join(" and "))
             }
         }
     }
@@ -210,7 +215,7 @@ const OPTIONAL: &[(&str, u32)] = &[
 ];
 
 /// Where the games are: `--games DIR`, `$TABULA_GAMES`, `./games`, or the
-/// `games` folder of this crate.
+/// `games` folder of the workspace this crate was built in.
 pub fn games_dir(explicit: Option<&Path>) -> PathBuf {
     if let Some(d) = explicit {
         return d.to_path_buf();
@@ -222,7 +227,7 @@ pub fn games_dir(explicit: Option<&Path>) -> PathBuf {
     if local.is_dir() {
         return local;
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("games")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../games")
 }
 
 /// The games in the games folder (`.rules` and `.kif` files), sorted by
@@ -322,6 +327,71 @@ impl Tally {
             Some(r) => r.1 += n,
             None => self.wins.push((p, n)),
         }
+    }
+}
+
+/// What `check`'s random games were like: how they ended, how long they
+/// were, how many moves a position had, the slowest ply.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Played {
+    pub games: u32,
+    /// Wins of each player, in seat order.
+    pub wins: Vec<(String, u32)>,
+    pub draws: u32,
+    /// Games cut off at the ply limit.
+    pub unfinished: u32,
+    /// Positions played through (plies) and their legal moves, added up.
+    pub plies: u64,
+    pub moves: u64,
+    pub most_moves: usize,
+    /// The slowest ply (its checks included): seconds, game and ply (from 1).
+    pub slowest: (f64, u32, u32),
+}
+
+impl Played {
+    fn ended(&mut self, o: &Outcome) {
+        match o {
+            Outcome::Draw => self.draws += 1,
+            Outcome::Winner(p) => match self.wins.iter_mut().find(|(w, _)| w == p) {
+                Some((_, n)) => *n += 1,
+                None => self.wins.push((p.clone(), 1)),
+            },
+        }
+    }
+
+    fn position(&mut self, moves: usize, seconds: f64, game: u32, ply: u32) {
+        self.plies += 1;
+        self.moves += moves as u64;
+        self.most_moves = self.most_moves.max(moves);
+        if seconds > self.slowest.0 {
+            self.slowest = (seconds, game + 1, ply + 1);
+        }
+    }
+}
+
+impl fmt::Display for Played {
+    /// One line: "5 random games: white won 3, black 2, 0 draws; 41.2
+    /// plies a game, 14.1 moves a position (at most 22); slowest ply 3.1
+    /// ms (game 2, ply 17)".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plural = |n: u32, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        write!(f, "{}:", plural(self.games, "random game"))?;
+        let wins: Vec<String> = self.wins.iter().map(|(p, n)| format!("{p} won {n}")).collect();
+        if !wins.is_empty() {
+            write!(f, " {},", wins.join(", "))?;
+        }
+        write!(f, " {}", plural(self.draws, "draw"))?;
+        if self.unfinished > 0 {
+            write!(f, ", {} cut off at the ply limit", self.unfinished)?;
+        }
+        if self.games > 0 && self.plies > 0 {
+            let per_game = self.plies as f64 / self.games as f64;
+            let branching = self.moves as f64 / self.plies as f64;
+            write!(f, "; {per_game:.1} plies a game, {branching:.1} moves a position (at most {})", self.most_moves)?;
+            let (s, g, p) = self.slowest;
+            write!(f, "; slowest ply {:.1} ms (game {g}, ply {p})", s * 1000.0)?;
+        }
+        Ok(())
     }
 }
 
@@ -1112,8 +1182,10 @@ impl Game {
     /// Plays `games` seeded random games (at most `max_plies` each) and
     /// reports what breaks the interface's rules: states that are not
     /// ground, positions without `to_move/2`, a move or a notation listed
-    /// twice, a position with no move that `game_over/2` does not end.
-    pub fn check_play(&mut self, options: &Tmpl, games: u32, max_plies: u32, seed: u64) -> Vec<String> {
+    /// twice, a position with no move that `game_over/2` does not end; and
+    /// what the games were like ([`Played`]).
+    pub fn check_play(&mut self, options: &Tmpl, games: u32, max_plies: u32, seed: u64) -> (Vec<String>, Played) {
+        let mut played = Played::default();
         // Each distinct problem once, with where it was first seen.
         let mut problems: Vec<(String, String)> = Vec::new();
         let mut report = |what: String, g: u32, ply: u32| {
@@ -1129,6 +1201,7 @@ impl Game {
                 Vec::new()
             }
         };
+        played.wins = players.iter().map(|p| (p.clone(), 0)).collect();
         let mut view_kinds = HashSet::new();
         let space = self.action_space(options).unwrap_or_else(|e| {
             report(e.to_string(), 0, 0);
@@ -1152,9 +1225,15 @@ impl Game {
                     break;
                 }
             };
+            played.games += 1;
             for ply in 0..max_plies {
+                let started = std::time::Instant::now();
                 match self.outcome(&state) {
-                    Ok(Some(_)) => break,
+                    Ok(Some(o)) => {
+                        played.ended(&o);
+                        break;
+                    }
+                    Ok(None) if ply + 1 == max_plies => played.unfinished += 1,
                     Ok(None) => {}
                     Err(e) => {
                         report(e.to_string(), g, ply);
@@ -1217,10 +1296,11 @@ impl Game {
                 {
                     report(p, g, ply);
                 }
+                played.position(legal.len(), started.elapsed().as_secs_f64(), g, ply);
                 state = legal[walk.pick(legal.len())].next.clone();
             }
         }
-        problems.into_iter().map(|(w, at)| format!("{w} ({at})")).collect()
+        (problems.into_iter().map(|(w, at)| format!("{w} ({at})")).collect(), played)
     }
 
     /// Whether the rules define `name/arity` (for the interface's optional
@@ -1258,11 +1338,21 @@ pub fn match_typed(texts: &[&str], typed: &str) -> Result<usize, GameError> {
         return Ok(n - 1);
     }
     if !t.is_empty() {
-        let exact = unique((0..bared.len()).filter(|&i| bared[i].starts_with(&t)).collect());
-        if let Some(i) =
-            exact.or_else(|| unique((0..bared.len()).filter(|&i| lower(&bared[i]).starts_with(&lt)).collect()))
-        {
-            return Ok(i);
+        // A prefix: of one move's text as written, else ignoring case. A
+        // prefix of several is ambiguous, not illegal.
+        let exact: Vec<usize> = (0..bared.len()).filter(|&i| bared[i].starts_with(&t)).collect();
+        let hits = if exact.is_empty() {
+            (0..bared.len()).filter(|&i| lower(&bared[i]).starts_with(&lt)).collect()
+        } else {
+            exact
+        };
+        match hits[..] {
+            [i] => return Ok(i),
+            [] => {}
+            _ => {
+                let candidates = hits.iter().map(|&i| texts[i].to_string()).collect();
+                return Err(GameError::AmbiguousMove { text: typed.trim().to_string(), candidates });
+            }
         }
     }
     Err(GameError::IllegalMove { text: typed.trim().to_string(), legal: texts.iter().map(|x| x.to_string()).collect() })

@@ -579,8 +579,10 @@ impl Machine {
         self.heap_at = at.min(self.limits.max_memory / std::mem::size_of::<Cell>());
     }
 
+    /// Counts a step against the limits (steps, time, memory): an error
+    /// past one. A host's builtin that loops calls it as it goes.
     #[inline]
-    pub(crate) fn check_limits(&mut self) -> Result<(), Exc> {
+    pub fn check_limits(&mut self) -> Result<(), Exc> {
         if let Some(max) = self.limits.max_steps
             && self.steps > max
         {

@@ -15,7 +15,7 @@ use pest::Parser;
 use pest::iterators::Pair;
 
 #[derive(pest_derive::Parser)]
-#[grammar = "../grammar/rules.pest"]
+#[grammar = "../../../grammar/rules.pest"]
 struct RulesParser;
 
 pub use Rule as GrammarRule;
