@@ -112,6 +112,28 @@ fn every_game_passes_check() {
     }
 }
 
+/// An option that changes nothing (a setting hard-coded in the rules) is
+/// a warning of `check`, in text and in `--json`, which also says what
+/// the random games were like.
+#[test]
+fn an_option_no_rule_reads_is_a_warning() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/games_warned/unread_option.rules");
+    let out = Command::new(env!("CARGO_BIN_EXE_tabula")).arg("check").arg(&path).output().unwrap();
+    let (said, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "a warning is not an error: {err}");
+    assert!(
+        err.contains("warning: option `limit` changes nothing: with limit=7 the game starts as with limit=6"),
+        "{err}"
+    );
+    assert!(said.contains("game ok (1 warning)"), "{said}");
+    let out = Command::new(env!("CARGO_BIN_EXE_tabula")).args(["check", "--json"]).arg(&path).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["warnings"], 1);
+    assert_eq!(v["cautions"].as_array().unwrap().len(), 1);
+    assert_eq!(v["played"]["games"], 5);
+    assert_eq!(v["played"]["draws"], 5, "every game is drawn at 6: {v}");
+}
+
 /// A game with nothing hidden may show every player's hand to everyone:
 /// only a game with `sample_state/3` has hands to keep secret.
 #[test]

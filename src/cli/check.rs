@@ -18,6 +18,10 @@ pub struct CheckArgs {
     /// The folder of the games (default: $TABULA_GAMES, ./games, or the crate's games/)
     #[arg(long = "games", alias = "games-dir", value_name = "DIR")]
     pub games: Option<PathBuf>,
+    /// One JSON object per file: errors, warnings, the game's problems,
+    /// and what its random games were like.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// A file to check: the path as given, or a game of the games folder when
@@ -30,123 +34,159 @@ fn locate(given: &std::path::Path, games: Option<&std::path::Path>) -> Result<Pa
     crate::game::find_game(&given.to_string_lossy(), &crate::game::games_dir(games)).map_err(|e| e.to_string())
 }
 
+/// What `check` found in one file.
+#[derive(Debug, Default, serde::Serialize)]
+struct Checked {
+    file: String,
+    /// Syntax and static errors, then game errors.
+    errors: usize,
+    warnings: usize,
+    /// Whether the file was checked as a game.
+    game: bool,
+    /// What is wrong with the game (its random games' problems).
+    problems: Vec<String>,
+    /// Warnings about the game (options that change nothing).
+    cautions: Vec<String>,
+    /// What the random games were like.
+    played: Option<Played>,
+    /// For a `.rules` file not yet a game: what it still needs.
+    missing: Vec<String>,
+}
+
+impl Checked {
+    fn ok(&self) -> bool {
+        self.errors == 0
+    }
+
+    /// The lines a person reads: problems and notes on stderr (after the
+    /// rendered diagnostics), the verdict and the games on stdout.
+    fn print(&self) {
+        let name = &self.file;
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        for p in &self.problems {
+            eprintln!("{name}: error: {p}");
+        }
+        for c in &self.cautions {
+            eprintln!("{name}: warning: {c}");
+        }
+        let warnings = plural(self.warnings, "warning");
+        if !self.problems.is_empty() {
+            println!("{name}: {}, {warnings}", plural(self.problems.len(), "game error"));
+        } else if self.errors > 0 {
+            println!("{name}: {}, {warnings}", plural(self.errors, "error"));
+        } else {
+            println!("{name}: {} ({warnings})", if self.game { "game ok" } else { "ok" });
+        }
+        if let Some(p) = &self.played {
+            println!("{name}: {p}");
+        }
+        if !self.missing.is_empty() {
+            let lacking = if self.missing.len() == REQUIRED.len() {
+                "it defines none of the game predicates".to_string()
+            } else {
+                format!("{} still missing", self.missing.join(", "))
+            };
+            let all: Vec<String> = REQUIRED.iter().map(|(n, a)| format!("{n}/{a}")).collect();
+            eprintln!("{name}: note: not checked as a game: {lacking}; a game defines {}", all.join(", "));
+        }
+    }
+}
+
 /// Checks every file; exit code 1 if any has an error.
 pub fn run(a: CheckArgs) -> Result<i32, CliError> {
     let mut failed = false;
     for given in &a.files {
-        let path = match locate(given, a.games.as_deref()) {
-            Ok(p) => p,
-            Err(msg) => {
-                eprintln!("error: {msg}");
-                failed = true;
-                continue;
-            }
-        };
-        let path = &path;
-        let name = path.display().to_string();
-        let src = match read_source(path) {
-            Ok(s) => s,
+        let checked = match locate(given, a.games.as_deref()).map_err(CliError).and_then(|p| check(&p)) {
+            Ok(c) => c,
             Err(CliError(msg)) => {
                 eprintln!("error: {msg}");
                 failed = true;
                 continue;
             }
         };
-        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
-        if is_gdl(path) {
-            // A GDL file: its own checks, then the game checks on the translation.
-            let stem = path.file_stem().map_or_else(|| name.clone(), |s| s.to_string_lossy().into_owned());
-            match crate::gdl::translate_game(&stem, &src) {
-                Err(diags) => {
-                    failed = true;
-                    eprint!("{}", render(&name, &src, &diags));
-                    let errors = diags.iter().filter(|d| d.is_error()).count();
-                    println!("{name}: {}, {}", plural(errors, "error"), plural(diags.len() - errors, "warning"));
-                }
-                Ok(t) => {
-                    eprint!("{}", render(&name, &src, &t.warnings));
-                    eprintln!("{name}: {}", crate::gdl::path_note(&t.net));
-                    let warnings = t.warnings.len();
-                    match game_problems(t.into_game(path)) {
-                        Err(problems) => {
-                            failed = true;
-                            for p in &problems {
-                                eprintln!("{name}: error: {p}");
-                            }
-                            let (e, w) = (plural(problems.len(), "game error"), plural(warnings, "warning"));
-                            println!("{name}: {e}, {w}");
-                        }
-                        Ok(played) => {
-                            println!("{name}: game ok ({})", plural(warnings, "warning"));
-                            println!("{name}: {played}");
-                        }
-                    }
-                }
-            }
-            continue;
-        }
-        let mut engine = Engine::new();
-        let report = engine.load(&name, &src);
-        let errors = report.diagnostics.iter().filter(|d| d.is_error()).count();
-        let warnings = report.diagnostics.len() - errors;
-        eprint!("{}", render(&name, &src, &report.diagnostics));
-        // A file that defines at least half of the game predicates is
-        // checked as a game.
-        let missing: Vec<String> = REQUIRED
-            .iter()
-            .filter(|(n, a)| !engine.defined_arities(n).contains(a))
-            .map(|(n, a)| format!("{n}/{a}"))
-            .collect();
-        let defined = REQUIRED.iter().filter(|(n, _)| !engine.defined_arities(n).is_empty()).count();
-        let is_game = errors == 0 && defined * 2 >= REQUIRED.len();
-        let mut played = None;
-        if is_game {
-            match game_problems(Game::from_engine(crate::game::Spec::new(path, src.as_str()), engine)) {
-                Ok(p) => played = Some(p),
-                Err(problems) => {
-                    failed = true;
-                    for p in &problems {
-                        eprintln!("{name}: error: {p}");
-                    }
-                    println!("{name}: {}, {}", plural(problems.len(), "game error"), plural(warnings, "warning"));
-                    continue;
-                }
-            }
-        }
-        if errors > 0 {
-            failed = true;
-            println!("{name}: {}, {}", plural(errors, "error"), plural(warnings, "warning"));
+        failed |= !checked.ok();
+        if a.json {
+            println!("{}", serde_json::to_string(&checked).map_err(|e| CliError(e.to_string()))?);
         } else {
-            let what = if is_game { "game ok" } else { "ok" };
-            println!("{name}: {what} ({})", plural(warnings, "warning"));
-            if let Some(p) = played {
-                println!("{name}: {p}");
-            }
-            // A `.rules` file that is not yet a game (one being written) is
-            // told what a game still needs.
-            if !is_game && path.extension().is_some_and(|e| e == "rules") {
-                let lacking = if missing.len() == REQUIRED.len() {
-                    "it defines none of the game predicates".to_string()
-                } else {
-                    format!("{} still missing", missing.join(", "))
-                };
-                let all: Vec<String> = REQUIRED.iter().map(|(n, a)| format!("{n}/{a}")).collect();
-                eprintln!("{name}: note: not checked as a game: {lacking}; a game defines {}", all.join(", "));
-            }
+            checked.print();
         }
     }
     Ok(if failed { 1 } else { 0 })
 }
 
+/// Checks one file: its diagnostics rendered on stderr, the rest found.
+fn check(path: &PathBuf) -> Result<Checked, CliError> {
+    let name = path.display().to_string();
+    let src = read_source(path)?;
+    let mut c = Checked { file: name.clone(), ..Checked::default() };
+    if is_gdl(path) {
+        // A GDL file: its own checks, then the game checks on the translation.
+        let stem = path.file_stem().map_or_else(|| name.clone(), |s| s.to_string_lossy().into_owned());
+        match crate::gdl::translate_game(&stem, &src) {
+            Err(diags) => {
+                eprint!("{}", render(&name, &src, &diags));
+                c.errors = diags.iter().filter(|d| d.is_error()).count();
+                c.warnings = diags.len() - c.errors;
+            }
+            Ok(t) => {
+                eprint!("{}", render(&name, &src, &t.warnings));
+                eprintln!("{name}: {}", crate::gdl::path_note(&t.net));
+                c.warnings = t.warnings.len();
+                c.game = true;
+                game_checks(t.into_game(path), &mut c);
+            }
+        }
+        return Ok(c);
+    }
+    let mut engine = Engine::new();
+    let report = engine.load(&name, &src);
+    c.errors = report.diagnostics.iter().filter(|d| d.is_error()).count();
+    c.warnings = report.diagnostics.len() - c.errors;
+    eprint!("{}", render(&name, &src, &report.diagnostics));
+    // A file that defines at least half of the game predicates is
+    // checked as a game; a `.rules` file that is not yet one (being
+    // written) is told what a game still needs.
+    let defined = REQUIRED.iter().filter(|(n, _)| !engine.defined_arities(n).is_empty()).count();
+    c.game = c.errors == 0 && defined * 2 >= REQUIRED.len();
+    if c.game {
+        game_checks(Game::from_engine(crate::game::Spec::new(path, src.as_str()), engine), &mut c);
+    } else if c.errors == 0 && path.extension().is_some_and(|e| e == "rules") {
+        c.missing = (REQUIRED.iter())
+            .filter(|(n, a)| !engine.defined_arities(n).contains(a))
+            .map(|(n, a)| format!("{n}/{a}"))
+            .collect();
+    }
+    Ok(c)
+}
+
 /// The game-interface checks: required predicates, then a few seeded
-/// random games checking the invariants.
-fn game_problems(loaded: Result<Game, crate::game::GameError>) -> Result<Played, Vec<String>> {
-    let mut game = loaded.map_err(|e| match e {
-        crate::game::GameError::Interface(p) => p,
-        other => vec![other.to_string()],
-    })?;
-    let options = game.options_term(&[]).map_err(|e| vec![e.to_string()])?;
-    game.players(&options).map_err(|e| vec![e.to_string()])?;
+/// random games checking the invariants, and the options that change
+/// nothing.
+fn game_checks(loaded: Result<Game, crate::game::GameError>, c: &mut Checked) {
+    let mut game = match loaded {
+        Ok(g) => g,
+        Err(crate::game::GameError::Interface(p)) => return c.fail(p),
+        Err(other) => return c.fail(vec![other.to_string()]),
+    };
+    let options = match game.options_term(&[]) {
+        Ok(o) => o,
+        Err(e) => return c.fail(vec![e.to_string()]),
+    };
+    if let Err(e) = game.players(&options) {
+        return c.fail(vec![e.to_string()]);
+    }
     let (problems, played) = game.check_play(&options, 5, 400, 1);
-    if problems.is_empty() { Ok(played) } else { Err(problems) }
+    if !problems.is_empty() {
+        return c.fail(problems);
+    }
+    c.cautions = game.unread_options();
+    c.warnings += c.cautions.len();
+    c.played = Some(played);
+}
+
+impl Checked {
+    fn fail(&mut self, problems: Vec<String>) {
+        self.errors += problems.len();
+        self.problems = problems;
+    }
 }

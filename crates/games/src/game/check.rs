@@ -3,7 +3,7 @@
 //! once each, views, clicks, integer actions, observations, the network
 //! against the translation), and what the games were like ([`Played`]).
 
-use super::{ActionSpace, Game, GameError, LegalMove, Observer, Outcome, PlayoutEnd, State, Walk};
+use super::{ActionSpace, Allowed, Game, GameError, LegalMove, Observer, Outcome, PlayoutEnd, State, Walk};
 use crate::engine::{Arg, Engine, Tmpl};
 use std::collections::HashSet;
 use std::fmt;
@@ -74,6 +74,47 @@ impl fmt::Display for Played {
 }
 
 impl Game {
+    /// The options that change nothing: for each option with a value to
+    /// try besides its default (`between/2` and `oneof/1`), whether the
+    /// game starts the same with it (the same seats and initial state, the
+    /// same seed). Only `players/2` and `initial_state/2` receive the
+    /// options, so such an option is read by no rule that matters: a
+    /// setting hard-coded elsewhere, say. One warning for each.
+    pub fn unread_options(&mut self) -> Vec<String> {
+        let start = |g: &mut Game, given: &[(String, String)]| -> Option<(Vec<String>, State)> {
+            let o = g.options_term(given).ok()?;
+            Some((g.players(&o).ok()?, g.initial_state(&o, 1).ok()?))
+        };
+        let Some(default) = start(self, &[]) else { return Vec::new() };
+        let mut out = Vec::new();
+        for spec in self.options.clone() {
+            let other = match &spec.allowed {
+                Allowed::Between(l, h) => {
+                    let d: i64 = spec.default.parse().unwrap_or(*l);
+                    if d < *h {
+                        Some((d + 1).to_string())
+                    } else if d > *l {
+                        Some((d - 1).to_string())
+                    } else {
+                        None
+                    }
+                }
+                Allowed::OneOf(items) => items.iter().find(|v| **v != spec.default).cloned(),
+                Allowed::Any | Allowed::Text => None,
+            };
+            let Some(value) = other else { continue };
+            if start(self, &[(spec.name.clone(), value.clone())]).as_ref() == Some(&default) {
+                out.push(format!(
+                    "option `{0}` changes nothing: with {0}={value} the game starts as with {0}={1} (the same \
+                     seats and initial state). Only players/2 and initial_state/2 receive the options: keep a \
+                     setting the rules need in the state",
+                    spec.name, spec.default
+                ));
+            }
+        }
+        out
+    }
+
     /// A grounded GDL game: where its network and its translation disagree
     /// in state `s` (moves, in order, with their next states; the end), and
     /// whether the round a native random playout plays from `s` is one of
