@@ -216,7 +216,12 @@ pub fn describe_error(m: &mut Machine, ball: Cell) -> String {
         }
         ("existence_error", 2) if m.store.deref(args[0]) == Cell::Atom(atom::PROCEDURE) => {
             prefix.clear();
-            format!("Unknown procedure: {}", q(m, args[1]))
+            let pi = q(m, args[1]);
+            // Where the call was made, when the machine saw it.
+            match &m.unknown_from {
+                Some((called, from)) if *called == pi => format!("Unknown procedure: {pi}, called from {from}"),
+                _ => format!("Unknown procedure: {pi}"),
+            }
         }
         ("existence_error", 2) => {
             let (t, c) = (q(m, args[0]), q(m, args[1]));

@@ -202,6 +202,16 @@ pub struct Machine {
     /// Data of the builtins a host added (`Engine::add_builtin`), which
     /// they take out and put back.
     pub ext: Option<Box<dyn std::any::Any>>,
+    /// The text of each file loaded, to name the line of a clause in a
+    /// message.
+    pub sources: Vec<(Rc<str>, Rc<str>)>,
+    /// The last compiled call that found no predicate: where it was made
+    /// (the instruction after it), and the predicate it named.
+    pub unknown_call: Option<(super::vm::Cont, Atom, u32)>,
+    /// Where the last unknown procedure was called from, in a person's
+    /// terms (`the clause of move/3 at hexapawn.rules:57`), with the
+    /// procedure it was.
+    pub unknown_from: Option<(String, String)>,
     /// The file being loaded, if any (clauses may then be added to static
     /// predicates by directives).
     pub loading: Option<Rc<str>>,
@@ -243,6 +253,9 @@ impl Machine {
             globals_bytes: 0,
             writes_withheld: Vec::new(),
             ext: None,
+            sources: Vec::new(),
+            unknown_call: None,
+            unknown_from: None,
             loading: None,
             vm: super::vm::Vm::default(),
             vm_goal: None,

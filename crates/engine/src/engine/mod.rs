@@ -237,6 +237,8 @@ impl Engine {
     /// Loads a program. Syntax errors do not stop the rest of the file from
     /// loading; every problem is reported.
     pub fn load(&mut self, name: &str, src: &str) -> LoadReport {
+        self.m.sources.retain(|(n, _)| &**n != name);
+        self.m.sources.push((Rc::from(name), Rc::from(src)));
         self.load_program(name, &syntax::parse_program(src), false, false)
     }
 

@@ -76,6 +76,9 @@ impl Machine {
                         ip = c;
                         continue;
                     }
+                    // The slow path: remembered, so that a call of an
+                    // unknown procedure can name the clause it is in.
+                    self.unknown_call = Some((ip, $f, $n));
                     match self.vm_call($i, $f, $n) {
                         Ok(Some(c)) => ip = c,
                         other => {
@@ -1022,7 +1025,41 @@ impl Machine {
         }
     }
 
+    /// The clause whose code holds the instruction before `after`, as a
+    /// person names it: `the clause of move/3 at hexapawn.rules:57` (the
+    /// line where the clause starts).
+    fn clause_at(&self, after: Cont) -> Option<String> {
+        let at = after.addr().checked_sub(std::mem::size_of::<Instr>())?;
+        for p in &self.db.preds {
+            for c in p.clauses.iter() {
+                let Some(code) = c.vm.get() else { continue };
+                let start = code.as_ptr() as usize;
+                if !(start..start + std::mem::size_of_val(&**code)).contains(&at) {
+                    continue;
+                }
+                let name = crate::engine::write::format_atom(self.atoms.name(p.name), true);
+                let place = c.span.as_ref().and_then(|(file, span)| {
+                    let (_, text) = self.sources.iter().find(|(f, _)| f == file)?;
+                    let (line, _) = crate::syntax::diag::line_col(text, span.start);
+                    Some(format!("{file}:{line}"))
+                });
+                return Some(match place {
+                    Some(place) => format!("the clause of {name}/{} at {place}", p.arity),
+                    None => format!("a clause of {name}/{}", p.arity),
+                });
+            }
+        }
+        None
+    }
+
     fn unknown(&mut self, f: Atom, n: u32) -> Go {
+        self.unknown_from = match self.unknown_call.take() {
+            Some((after, g, m)) if (g, m) == (f, n) => self.clause_at(after).map(|place| {
+                let pi = format!("{}/{n}", crate::engine::write::format_atom(self.atoms.name(f), true));
+                (pi, place)
+            }),
+            _ => None,
+        };
         self.context = (atom::CALL, 1);
         let pi = self.store.new_struct(atom::SLASH, &[Cell::Atom(f), Cell::Int(n as i64)]);
         Err(self.existence_error(atom::PROCEDURE, pi))
