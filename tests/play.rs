@@ -170,3 +170,15 @@ fn a_seat_the_game_cannot_serve_is_refused_at_the_start() {
     assert_eq!(code, Some(2));
     assert!(err.contains(refusal), "{err}");
 }
+
+/// With only `random` at the table, a hint comes from a player that looks
+/// ahead (`mcts`), and says which.
+#[test]
+fn a_hint_comes_from_a_player_that_looks_ahead() {
+    let dir = workdir("hint");
+    let (out, err, code) = play(&dir, &["--seat", "black=random", "--think", "0.2"], "hint\nquit\n");
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("hint (mcts): "), "{out}");
+    assert!(!out.contains("hint (random)"), "{out}");
+}

@@ -148,11 +148,12 @@ impl Terminal {
         Ok((k, choice.info))
     }
 
-    /// The strongest computer player at the table, or the default one.
+    /// The strongest computer player at the table that looks ahead, or
+    /// the default one (`random` and `greedy` give no hints worth having).
     fn advisor(&self) -> Controller {
         self.controllers
             .iter()
-            .filter(|c| !c.is_human())
+            .filter(|c| c.looks_ahead())
             .max_by_key(|c| c.strength())
             .cloned()
             .unwrap_or(Controller { kind: Kind::Mcts(None), think: Some(ai::DEFAULT_THINK) })

@@ -122,6 +122,12 @@ impl Controller {
 
     /// A rough order of strength, to pick the strongest configured AI
     /// (for hints).
+    /// Whether this controller looks ahead (a search, or the game's own
+    /// player), so that its move is worth giving as a hint.
+    pub fn looks_ahead(&self) -> bool {
+        matches!(self.kind, Kind::Minimax(_) | Kind::Mcts(_) | Kind::Rules(_))
+    }
+
     pub fn strength(&self) -> (u32, u64) {
         let budget = self.think.map_or(0, |t| (t * 1000.0) as u64);
         match self.kind {
