@@ -154,6 +154,15 @@ fn bad_game_arguments_are_clear_errors() {
     let (_, err, code) = run(&["moves", "breakthrough", "--games", "games", "--state", "s(white, X)"], None);
     assert_eq!(code, 2);
     assert!(err.contains("not ground"), "{err}");
+    // A ground term that is no state of the game: the rules cannot play
+    // from it, or give no move where the game goes on.
+    let (_, err, code) = run(&["moves", "breakthrough", "--games", "games", "--state", "foo"], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("--state: the rules cannot play from this state: to_move/2 failed"), "{err}");
+    let public = "tests/fixtures/games_public/public_hands.rules";
+    let (_, err, code) = run(&["moves", public, "--state", "s(a, 0, 2, [])"], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("--state: no legal move in this state, and game_over/2 does not end it"), "{err}");
 }
 
 #[test]

@@ -85,7 +85,7 @@ impl Session {
     /// The start position: `--state`, or the initial state, then `--after`.
     pub fn start(&mut self, s: &StartArgs, seed: u64) -> Result<State, CliError> {
         let mut state = match &s.state {
-            Some(t) => self.game.parse_state(t)?,
+            Some(t) => self.game.given_state(t)?,
             None => self.game.initial_state(&self.options, seed)?,
         };
         if let Some(after) = &s.after {

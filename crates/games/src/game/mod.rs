@@ -569,6 +569,24 @@ impl Game {
         Ok(s)
     }
 
+    /// A state a person gave (`--state`): one the rules can play from
+    /// (whose turn it is, and its moves), or an error that says what is
+    /// wrong with it.
+    pub fn given_state(&mut self, text: &str) -> Result<State, GameError> {
+        let fails = |e: GameError| match e {
+            GameError::Rules(m) if m.starts_with("--state") => GameError::Rules(m),
+            e => GameError::Rules(format!("--state: the rules cannot play from this state: {e}")),
+        };
+        let s = self.parse_state(text).map_err(fails)?;
+        if self.outcome(&s)?.is_none() && self.legal_moves(&s).map_err(fails)?.is_empty() {
+            return Err(GameError::Rules(
+                "--state: no legal move in this state, and game_over/2 does not end it: is it a state of this game?"
+                    .into(),
+            ));
+        }
+        Ok(s)
+    }
+
     /// Whose turn it is.
     pub fn to_move(&mut self, s: &State) -> Result<String, GameError> {
         let r = self.call1("to_move", &[Arg::In(&s.0), Arg::Out], "to_move/2")?;
