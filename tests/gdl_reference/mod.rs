@@ -1,5 +1,5 @@
 //! A second GDL evaluator, written to check tabula's and deliberately
-//! simple: it shares no code with `src/gdl` (its own reader, its own
+//! simple: it shares no code with `crates/games/src/gdl` (its own reader, its own
 //! terms) and evaluates another way. tabula computes the relations that do
 //! not depend on the state bottom-up at load and runs the rest as a Prolog
 //! program with reordered bodies; this evaluator answers every query top

@@ -209,7 +209,7 @@ pub struct Store {
 
 impl Store {
     /// The cell at heap address `a`, which a live term holds: read without
-    /// a bounds check (see "The heap invariant" in `src/engine/README.md`;
+    /// a bounds check (see "The heap invariant" in `crates/engine/src/engine/README.md`;
     /// debug builds, and so the test suite, check it).
     #[inline(always)]
     #[allow(unsafe_code)]

@@ -1,4 +1,4 @@
-//! The register machine (see `src/engine/README.md`): clauses compiled to
+//! The register machine (see `crates/engine/src/engine/README.md`): clauses compiled to
 //! instructions over argument registers, environment frames and choice
 //! points that save registers.
 
