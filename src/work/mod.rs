@@ -21,7 +21,7 @@ pub use selfplay::{MAX_ACTIONS, Positions, npy, run_selfplay};
 pub use tournament::{check_size, pairings, ratings};
 
 use crate::ai::{self, Controller};
-use crate::game::{Game, GameError, Outcome, Spec, State};
+use crate::game::{Game, GameError, Outcome, Play, Spec, State};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -478,25 +478,25 @@ fn play_game(
     let players = &job.players;
     let game_seed = job.seed.wrapping_add(g);
     let mut rng = ChaCha8Rng::seed_from_u64(game_seed);
-    let mut state = game.initial_state(options, game_seed)?;
+    let mut play = Play::new(game.initial_state(options, game_seed)?);
     let mut slowest = vec![0.0; controllers.len()];
     for ply in 0..max_plies {
-        if let Some(o) = game.outcome(&state)? {
+        if let Some(o) = game.outcome(play.state())? {
             return Ok(Played { by_seat, outcome: Some(o), plies: ply as u64, slowest });
         }
-        let legal = game.legal_moves(&state)?;
-        let Some(seat) = ai::seat_to_move(game, players, &state)? else {
-            state = legal[ai::pick(&mut rng, legal.len())?].next.clone();
+        let legal = game.legal_moves(play.state())?;
+        let Some(seat) = ai::seat_to_move(game, players, play.state())? else {
+            play.make(game, &legal[ai::pick(&mut rng, legal.len())?])?;
             continue;
         };
         let c = by_seat[seat];
         let started = Instant::now();
-        let choice = ai::choose(game, players, &state, &controllers[c], rng.r#gen(), 1)?;
+        let choice = ai::choose(game, players, play.state(), &controllers[c], rng.r#gen(), 1)?;
         slowest[c] = f64::max(slowest[c], started.elapsed().as_secs_f64());
         let k = ai::position_of(game, &legal, &choice)?;
-        state = legal[k].next.clone();
+        play.make(game, &legal[k])?;
     }
-    let outcome = game.outcome(&state)?;
+    let outcome = game.outcome(play.state())?;
     Ok(Played { by_seat, outcome, plies: max_plies as u64, slowest })
 }
 

@@ -11,7 +11,7 @@
 
 use super::{Games, Job, Part, ShardFile, Task, Unit, WorkError, run_items};
 use crate::ai;
-use crate::game::{ActionSpace, Game, Observer, Outcome};
+use crate::game::{ActionSpace, Game, Observer, Outcome, Play};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::path::{Path, PathBuf};
@@ -128,25 +128,25 @@ fn play(
     let by_seat: Vec<usize> = (0..n).map(|i| (i + g as usize) % n).collect();
     let game_seed = job.seed.wrapping_add(g);
     let mut rng = ChaCha8Rng::seed_from_u64(game_seed);
-    let mut state = game.initial_state(&cx.options, game_seed)?;
+    let mut play = Play::new(game.initial_state(&cx.options, game_seed)?);
     let mut slowest = vec![0.0; controllers.len()];
     let mut pos = Positions { observation_len: cx.observer.len(), actions: cx.space.len(), ..Positions::default() };
     let mut outcome = None;
     let mut plies = max_plies as u64;
     for ply in 0..max_plies {
-        if let Some(o) = game.outcome(&state)? {
+        if let Some(o) = game.outcome(play.state())? {
             (outcome, plies) = (Some(o), ply as u64);
             break;
         }
-        let legal = game.legal_moves(&state)?;
+        let legal = game.legal_moves(play.state())?;
         // Chance's moves are no one's decision: no position is recorded.
-        let Some(seat) = ai::seat_to_move(game, players, &state)? else {
-            state = legal[ai::pick(&mut rng, legal.len())?].next.clone();
+        let Some(seat) = ai::seat_to_move(game, players, play.state())? else {
+            play.make(game, &legal[ai::pick(&mut rng, legal.len())?])?;
             continue;
         };
         let mover = players[seat].clone();
         let c = by_seat[seat];
-        pos.observations.extend(game.observation_with_mover(&cx.observer, &state, &mover, Some(&mover))?);
+        pos.observations.extend(game.observation_with_mover(&cx.observer, play.state(), &mover, Some(&mover))?);
         let mut mask = vec![0u8; cx.space.len()];
         let mut action_of = Vec::with_capacity(legal.len());
         for m in &legal {
@@ -157,7 +157,7 @@ fn play(
             action_of.push(a);
         }
         let started = Instant::now();
-        let choice = ai::choose(game, players, &state, &controllers[c], rng.r#gen(), 1)?;
+        let choice = ai::choose(game, players, play.state(), &controllers[c], rng.r#gen(), 1)?;
         slowest[c] = f64::max(slowest[c], started.elapsed().as_secs_f64());
         let chosen = ai::position_of(game, &legal, &choice)?;
         // The policy: the visits of the search, or the move it chose.
@@ -192,10 +192,10 @@ fn play(
         pos.seats.push(seat as u8);
         pos.games.push(g as u32);
         pos.plies.push(ply);
-        state = legal[k].next.clone();
+        play.make(game, &legal[k])?;
     }
     if outcome.is_none() {
-        outcome = game.outcome(&state)?;
+        outcome = game.outcome(play.state())?;
     }
     // Each position's return, for its mover.
     let loss = if n > 1 { -1.0 / (n - 1) as f32 } else { -1.0 };
