@@ -58,6 +58,11 @@ impl Checked {
         self.errors == 0
     }
 
+    fn fail(&mut self, problems: Vec<String>) {
+        self.errors += problems.len();
+        self.problems = problems;
+    }
+
     /// The lines a person reads: problems and notes on stderr (after the
     /// rendered diagnostics), the verdict and the games on stdout.
     fn print(&self) {
@@ -182,11 +187,4 @@ fn game_checks(loaded: Result<Game, crate::game::GameError>, c: &mut Checked) {
     c.cautions = game.unread_options();
     c.warnings += c.cautions.len();
     c.played = Some(played);
-}
-
-impl Checked {
-    fn fail(&mut self, problems: Vec<String>) {
-        self.errors += problems.len();
-        self.problems = problems;
-    }
 }

@@ -202,9 +202,9 @@ pub struct Machine {
     /// Data of the builtins a host added (`Engine::add_builtin`), which
     /// they take out and put back.
     pub ext: Option<Box<dyn std::any::Any>>,
-    /// The text of each file loaded, to name the line of a clause in a
-    /// message.
-    pub sources: Vec<(Rc<str>, Rc<str>)>,
+    /// Where each line of each file loaded starts (byte offsets), to name
+    /// the line of a clause in a message.
+    pub line_starts: Vec<(Rc<str>, Vec<u32>)>,
     /// The last compiled call that found no predicate: where it was made
     /// (the instruction after it), and the predicate it named.
     pub unknown_call: Option<(super::vm::Cont, Atom, u32)>,
@@ -253,7 +253,7 @@ impl Machine {
             globals_bytes: 0,
             writes_withheld: Vec::new(),
             ext: None,
-            sources: Vec::new(),
+            line_starts: Vec::new(),
             unknown_call: None,
             unknown_from: None,
             loading: None,

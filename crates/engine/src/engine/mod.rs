@@ -237,8 +237,9 @@ impl Engine {
     /// Loads a program. Syntax errors do not stop the rest of the file from
     /// loading; every problem is reported.
     pub fn load(&mut self, name: &str, src: &str) -> LoadReport {
-        self.m.sources.retain(|(n, _)| &**n != name);
-        self.m.sources.push((Rc::from(name), Rc::from(src)));
+        let starts = std::iter::once(0).chain(src.match_indices('\n').map(|(i, _)| i as u32 + 1)).collect();
+        self.m.line_starts.retain(|(n, _)| &**n != name);
+        self.m.line_starts.push((Rc::from(name), starts));
         self.load_program(name, &syntax::parse_program(src), false, false)
     }
 

@@ -163,15 +163,10 @@ impl Play {
         }
     }
 
-    /// The moves of the record: the notation of each (line numbers 0).
-    pub fn record_moves(&self) -> Vec<(String, usize)> {
-        self.steps.iter().map(|s| (s.text.clone(), 0)).collect()
-    }
-
-    /// `record` with this game's moves, and the position after each where
-    /// the play keeps them.
+    /// `record` with this game's moves (their notation), and the position
+    /// after each where the play keeps them.
     pub fn fill_record(&self, record: &mut Record) {
-        record.moves = self.record_moves();
+        record.moves = self.steps.iter().map(|s| (s.text.clone(), 0)).collect();
         record.positions = self.steps.iter().map_while(|s| s.position.clone()).collect();
     }
 

@@ -76,16 +76,10 @@ impl Spec {
             return Err(load_error(&file, &self.source, &report.diagnostics));
         }
         let warnings = render(&file, &self.source, &report.diagnostics);
-        Ok((self.build_on(engine)?, warnings))
-    }
-
-    /// The game run by `engine`, which has loaded the rules (and nothing
-    /// else): the extension is installed in it.
-    pub fn build_on(&self, mut engine: Engine) -> Result<Game, GameError> {
         if let Some(ext) = &self.extension {
             ext.clone().install(&mut engine).map_err(GameError::Rules)?;
         }
-        Game::from_engine(self.clone(), engine)
+        Ok((Game::from_engine(self.clone(), engine)?, warnings))
     }
 }
 

@@ -76,10 +76,7 @@ impl Machine {
                         ip = c;
                         continue;
                     }
-                    // The slow path: remembered, so that a call of an
-                    // unknown procedure can name the clause it is in.
-                    self.unknown_call = Some((ip, $f, $n));
-                    match self.vm_call($i, $f, $n) {
+                    match self.vm_call($i, $f, $n, ip) {
                         Ok(Some(c)) => ip = c,
                         other => {
                             go = other;
@@ -907,7 +904,9 @@ impl Machine {
     /// Calls predicate number `i` (or `f/n` by name) with its arguments in
     /// the registers (CP is set).
     #[inline]
-    fn vm_call(&mut self, i: u32, f: Atom, n: u32) -> Go {
+    /// A call of predicate `i` (`f/n`) made just before `after`, past
+    /// what `fast_call` handles.
+    fn vm_call(&mut self, i: u32, f: Atom, n: u32, after: Cont) -> Go {
         self.steps += 1;
         self.check_limits()?;
         // Every continuation is on the stacks here (CP for the caller).
@@ -923,9 +922,15 @@ impl Machine {
         match self.db.get(f, n) {
             Some(Entry::User(i)) => self.vm_call_pred(i, n),
             _ => {
+                // No such predicate (or a builtin called by name): where
+                // the call was made, so that an unknown procedure can name
+                // the clause it is in.
+                self.unknown_call = Some((after, f, n));
                 let args: Vec<Cell> = self.vm.x[..n as usize].to_vec();
                 let g = self.store.new_struct(f, &args);
-                self.vm_meta(g, &[])
+                let go = self.vm_meta(g, &[]);
+                self.unknown_call = None;
+                go
             }
         }
     }
@@ -1039,8 +1044,8 @@ impl Machine {
                 }
                 let name = crate::engine::write::format_atom(self.atoms.name(p.name), true);
                 let place = c.span.as_ref().and_then(|(file, span)| {
-                    let (_, text) = self.sources.iter().find(|(f, _)| f == file)?;
-                    let (line, _) = crate::syntax::diag::line_col(text, span.start);
+                    let (_, starts) = self.line_starts.iter().find(|(f, _)| f == file)?;
+                    let line = starts.partition_point(|&s| s as usize <= span.start);
                     Some(format!("{file}:{line}"))
                 });
                 return Some(match place {
