@@ -108,15 +108,15 @@ impl Terminal {
     }
 
     fn save(&mut self, path: &Path) -> Result<(), CliError> {
-        self.play.fill_record(&mut self.record);
+        self.play.fill_record(&mut self.session.game, &mut self.record)?;
         self.record.save(path).map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))
     }
 
     /// Plays a move, telling the hidden moves it reveals.
     fn play_move(&mut self, m: &LegalMove) -> Result<(), CliError> {
         for i in self.play.make(&mut self.session.game, m)? {
-            let step = &self.play.steps()[i];
-            println!("{} had chosen {}", step.mover, step.text);
+            let mover = self.play.steps()[i].mover.clone();
+            println!("{mover} had chosen {}", self.play.name(&mut self.session.game, i)?);
         }
         if let Some(f) = self.record_file.clone() {
             self.save(&f)?;
@@ -129,7 +129,7 @@ impl Terminal {
         let board = self.session.game.display(&state, viewer)?;
         print!("\n{board}");
         if let Some(i) = self.play.ply().checked_sub(1) {
-            match self.play.shown(i, viewer) {
+            match self.play.shown(&mut self.session.game, i, viewer)? {
                 Shown::Chosen(p) => println!("last move: {p} has chosen"),
                 Shown::Move(m) => println!("last move: {m}"),
             }

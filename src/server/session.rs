@@ -7,7 +7,7 @@ use super::{Config, Failure, Job, Reply, fail, one, required, text_field};
 use crate::ai::{self, Controller};
 use crate::engine::{Limits, QueryError};
 use crate::game::record::Record;
-use crate::game::{Allowed, Game, LegalMove, Outcome, Play, Shown, list_games};
+use crate::game::{Allowed, Game, GameError, LegalMove, Outcome, Play, Shown, list_games};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
@@ -124,7 +124,10 @@ impl Session {
         let history: usize = (self.play.steps().iter())
             .map(|s| {
                 let terms = s.before.0.cells.len() + s.mv.0.cells.len();
-                terms * size_of::<crate::engine::Cell>() + s.text.len() + s.mover.len() + size_of::<crate::game::Step>()
+                terms * size_of::<crate::engine::Cell>()
+                    + s.text().map_or(0, str::len)
+                    + s.mover.len()
+                    + size_of::<crate::game::Step>()
             })
             .sum();
         self.game.engine().footprint() + history + OVERHEAD
@@ -238,8 +241,8 @@ impl Session {
     /// told to the followers; the game goes on).
     fn save_record(&mut self) {
         let Some((path, r)) = &mut self.record else { return };
-        self.play.fill_record(r);
-        if let Err(e) = r.save(path) {
+        let saved = self.play.fill_record(&mut self.game, r).map_err(|e| e.to_string());
+        if let Err(e) = saved.and_then(|()| r.save(path).map_err(|e| e.to_string())) {
             let message = format!("cannot write the record {}: {e}", path.display());
             self.tell(json!({"event": "error", "code": "record", "message": message}));
         }
@@ -251,18 +254,16 @@ impl Session {
     }
 
     fn tell_move(&mut self) {
-        let last = self.play.ply().checked_sub(1).map(|i| self.shown(i, "spectator"));
+        // The session names each move as it makes it: showing it cannot fail.
+        let last = self.play.ply().checked_sub(1).and_then(|i| self.shown(i, "spectator").ok());
         let event = json!({"event": "move", "ply": self.play.ply(), "last_move": last});
         self.tell(event);
     }
 
     /// Move `i` as `viewer` may see it: its notation, or who made it while
     /// it is still hidden from the others.
-    fn shown(&self, i: usize, viewer: &str) -> String {
-        match self.play.shown(i, viewer) {
-            Shown::Chosen(mover) => format!("({mover} has chosen)"),
-            Shown::Move(text) => text.to_string(),
-        }
+    fn shown(&mut self, i: usize, viewer: &str) -> Result<String, GameError> {
+        self.play.shown(&mut self.game, i, viewer).map(Shown::written)
     }
 
     fn computer_turns_within_memory(&mut self) {
@@ -424,7 +425,7 @@ impl Session {
         };
         m.insert("scores".into(), Value::Object(scores.into_iter().map(|(p, s)| (p, score(s))).collect()));
         m.insert("ply".into(), json!(self.play.ply()));
-        let last = self.play.ply().checked_sub(1).map(|i| self.shown(i, "spectator"));
+        let last = self.play.ply().checked_sub(1).map(|i| self.shown(i, "spectator")).transpose()?;
         m.insert("last_move".into(), json!(last));
         Ok(m)
     }
@@ -439,18 +440,18 @@ impl Session {
         m.insert("viewer".into(), json!(viewer));
         m.insert("players".into(), json!(self.players));
         m.insert("seats".into(), self.seats_json());
-        let history: Vec<String> = (0..self.play.ply()).map(|i| self.shown(i, viewer)).collect();
+        let history = self.play.history(&mut self.game, viewer)?;
         let last = self.play.ply().checked_sub(1);
         // The clicks of the last move, to mark it, unless it is hidden
         // from the viewer.
         let last_clicks = match last {
-            Some(i) if matches!(self.play.shown(i, viewer), Shown::Move(_)) => {
+            Some(i) if !self.play.hidden_mover(i).is_some_and(|m| m != viewer) => {
                 let step = &self.play.steps()[i];
                 self.game.move_clicks(&step.before, &step.mv).ok().flatten()
             }
             _ => None,
         };
-        m.insert("last_move".into(), json!(last.map(|i| self.shown(i, viewer))));
+        m.insert("last_move".into(), json!(history.last()));
         m.insert("history".into(), json!(history));
         m.insert("last_clicks".into(), json!(last_clicks));
         let board = self.game.view(self.play.state(), viewer)?;
@@ -523,7 +524,7 @@ impl Session {
         let steps = self.play.undo(&mut self.game, |mover| auto && computer(mover))?;
         // A hidden choice stays hidden from whoever takes it back.
         let undone: Vec<String> = (steps.into_iter())
-            .map(|(step, hidden)| if hidden { format!("({} has chosen)", step.mover) } else { step.text })
+            .map(|u| if u.hidden { format!("({} has chosen)", u.step.mover) } else { u.text })
             .collect();
         if undone.is_empty() {
             return Err(fail("bad_request", "no move to take back"));

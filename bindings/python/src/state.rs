@@ -1,6 +1,7 @@
-//! `State`: a position of a game, with the moves that led to it. It
-//! changes in place when a move is applied (`clone()` keeps a copy), and
-//! remembers what it has asked the rules (whose turn, the moves) until then.
+//! `State`: a position of a game, with the moves that led to it (a
+//! `game::Play`, as every front end keeps a game in progress). It changes
+//! in place when a move is applied (`clone()` keeps a copy), and remembers
+//! what it has asked the rules (whose turn, the moves) until then.
 
 use crate::errors::{IllegalMove, OrRaise, to_py};
 use crate::games::{Actions, Clicks, Core, Engine, Game, MAX_CLICKS};
@@ -8,19 +9,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::sync::Arc;
-use tabula::game::{self, GameError, Move, Outcome};
-
-/// A move made: by whom, which, and how it is shown to the others
-/// (`Secrecy`: 0 open, 1 hidden until its round ends, 2 private).
-#[derive(Clone)]
-struct Step {
-    mover: String,
-    mv: Move,
-    secrecy: u8,
-    /// The position the move was made in (its notation may need it:
-    /// chess's), when known.
-    before: Option<game::State>,
-}
+use tabula::game::{self, GameError, Move, Outcome, Play, Shown};
 
 /// What the rules said of a position: its result, whose turn it is and
 /// the legal moves are asked together (one release of the GIL for all
@@ -44,8 +33,9 @@ struct Known {
 #[derive(Clone)]
 pub struct State {
     core: Arc<Core>,
-    state: game::State,
-    history: Vec<Step>,
+    /// The position and the moves made; each move is named (its notation
+    /// found) only when it is shown.
+    play: Play,
     known: Known,
     /// With click actions: the targets clicked so far of the move being
     /// made.
@@ -54,7 +44,7 @@ pub struct State {
 
 impl State {
     pub fn new(core: Arc<Core>, state: game::State) -> State {
-        State { core, state, history: Vec::new(), known: Known::default(), clicked: Vec::new() }
+        State { core, play: Play::new(state), known: Known::default(), clicked: Vec::new() }
     }
 
     pub fn core(&self) -> &Arc<Core> {
@@ -62,7 +52,7 @@ impl State {
     }
 
     pub fn position(&self) -> &game::State {
-        &self.state
+        self.play.state()
     }
 
     /// Asks for the result, the player to move and the legal moves, once.
@@ -70,7 +60,7 @@ impl State {
         if self.known.outcome.is_some() {
             return Ok(());
         }
-        let s = &self.state;
+        let s = self.play.state();
         self.known = self.core.with(py, |e| examine(e, s)).or_raise()?;
         Ok(())
     }
@@ -89,7 +79,7 @@ impl State {
     fn texts(&mut self, py: Python<'_>) -> PyResult<&Vec<String>> {
         if self.known.texts.is_none() {
             self.status(py)?;
-            let (s, moves) = (&self.state, self.known.moves.as_ref().expect("examined"));
+            let (s, moves) = (self.play.state(), self.known.moves.as_ref().expect("examined"));
             let texts = self
                 .core
                 .with(py, |e| moves.iter().map(|m| e.game.notation(s, m)).collect::<Result<Vec<_>, _>>())
@@ -103,7 +93,7 @@ impl State {
     fn move_clicks(&mut self, py: Python<'_>, targets: &Clicks) -> PyResult<&Vec<Vec<usize>>> {
         if self.known.clicks.is_none() {
             self.status(py)?;
-            let (s, moves) = (&self.state, self.known.moves.as_ref().expect("examined"));
+            let (s, moves) = (self.play.state(), self.known.moves.as_ref().expect("examined"));
             let clicks = self
                 .core
                 .with(py, |e| -> Result<_, GameError> {
@@ -186,7 +176,7 @@ impl State {
             let actions = match actions {
                 Ok(a) => a,
                 Err(m) => {
-                    let s = &self.state;
+                    let s = self.play.state();
                     let t = self.core.with(py, |e| e.game.notation(s, &m)).or_raise()?;
                     return Err(to_py(GameError::Rules(format!(
                         "the legal move {t} has no integer action (`tabula check` finds such moves)"
@@ -228,25 +218,18 @@ impl State {
     /// Makes the legal move `mv`, and asks the rules about the position it
     /// leads to (in the same release of the GIL).
     fn make(&mut self, py: Python<'_>, mv: Move) -> PyResult<()> {
-        let s = &self.state;
         let mover = self.known.mover.clone().unwrap_or_default();
-        let check_secrecy = self.core.has_hidden_moves || self.core.has_private_moves;
-        let (next, secrecy, known) = self
+        let chance = self.known.chance;
+        let play = &mut self.play;
+        let known = self
             .core
             .with(py, |e| -> Result<_, GameError> {
-                let secrecy = if check_secrecy { e.game.secrecy(s, &mover)? } else { game::Secrecy::Open };
-                let next = e.game.play(s, &mv)?;
+                let next = e.game.play(play.state(), &mv)?;
                 let known = examine(e, &next)?;
-                Ok((next, secrecy, known))
+                play.make_term(&mut e.game, mover, chance, mv, next)?;
+                Ok(known)
             })
             .or_raise()?;
-        let secrecy = match secrecy {
-            game::Secrecy::Open => 0,
-            game::Secrecy::Hidden(_) => 1,
-            game::Secrecy::Private(_) => 2,
-        };
-        let before = std::mem::replace(&mut self.state, next);
-        self.history.push(Step { mover, mv, secrecy, before: Some(before) });
         self.known = known;
         self.clicked.clear();
         Ok(())
@@ -262,16 +245,19 @@ impl State {
         self.core.with(py, |e| e.game.match_text(&moves, &refs, typed)).or_raise()
     }
 
-    /// The moves made, in notation (each in the position it was made in).
-    fn history_texts(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        let steps = &self.history;
+    /// The moves made, as `viewer` may see them (a move still hidden from
+    /// the viewer is `?`); all in notation for `None`.
+    fn seen_moves(&mut self, py: Python<'_>, viewer: Option<&str>) -> PyResult<Vec<String>> {
+        let play = &mut self.play;
         self.core
             .with(py, |e| {
-                steps
-                    .iter()
-                    .map(|h| match &h.before {
-                        Some(s) => e.game.notation(s, &h.mv),
-                        None => e.game.move_text(&h.mv),
+                (0..play.ply())
+                    .map(|i| match viewer {
+                        None => play.name(&mut e.game, i).map(str::to_string),
+                        Some(v) => play.shown(&mut e.game, i, v).map(|shown| match shown {
+                            Shown::Move(text) => text.to_string(),
+                            Shown::Chosen(_) => "?".to_string(),
+                        }),
                     })
                     .collect::<Result<Vec<_>, _>>()
             })
@@ -281,34 +267,6 @@ impl State {
     fn illegal(&mut self, py: Python<'_>, what: String) -> PyErr {
         let legal = self.texts(py).cloned().unwrap_or_default();
         to_py(GameError::IllegalMove { text: what, legal })
-    }
-
-    /// The move texts of the history as `viewer` saw them: a move still
-    /// hidden from the viewer (made at once with others, not yet shown) is
-    /// `?`.
-    fn seen_moves(&self, py: Python<'_>, viewer: &str) -> PyResult<Vec<(String, String)>> {
-        let hidden: Vec<game::Secrecy> = self
-            .history
-            .iter()
-            .map(|s| match s.secrecy {
-                0 => game::Secrecy::Open,
-                1 => game::Secrecy::Hidden(s.mover.clone()),
-                _ => game::Secrecy::Private(s.mover.clone()),
-            })
-            .collect();
-        let texts = self.history_texts(py)?;
-        Ok(self
-            .history
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let shown = match game::still_hidden(&hidden, i) {
-                    Some(mover) if mover != viewer => "?".to_string(),
-                    _ => texts[i].clone(),
-                };
-                (s.mover.clone(), shown)
-            })
-            .collect())
     }
 }
 
@@ -323,39 +281,34 @@ fn examine(e: &mut Engine, s: &game::State) -> Result<Known, GameError> {
     Ok(Known { outcome: Some(outcome), mover, chance, moves: Some(moves), ..Known::default() })
 }
 
-/// A state from its pickle: the position and the moves made, as terms.
+/// A state from its pickle: the position, the start and the moves made
+/// (each with its mover and whether chance made it), as terms. The moves
+/// are made again from the start, so a pickle too is held to the rules.
 #[pyfunction]
-#[pyo3(signature = (game, term, history, clicked = Vec::new()))]
+#[pyo3(signature = (game, term, start, moves, clicked = Vec::new()))]
 pub fn _state_again(
     py: Python<'_>,
     game: &Game,
     term: &str,
-    history: Vec<(String, String, u8, Option<String>)>,
+    start: &str,
+    moves: Vec<(String, String, bool)>,
     clicked: Vec<usize>,
 ) -> PyResult<State> {
-    let (state, steps) = game
+    let play = game
         .core
         .with(py, |e| -> Result<_, GameError> {
-            let s = e.game.parse_state(term)?;
-            let mut steps = Vec::with_capacity(history.len());
-            for (mover, m, secrecy, before) in history {
-                let mv = e.game.engine().parse_term(&m).map_err(|err| GameError::Rules(err.to_string()))?;
-                let before = match before {
-                    Some(t) => {
-                        let b = e.game.engine().parse_term(&t).map_err(|err| GameError::Rules(err.to_string()))?;
-                        Some(game::State(b))
-                    }
-                    None => None,
-                };
-                steps.push(Step { mover, mv: Move(mv), secrecy, before });
+            let mut play = Play::new(e.game.parse_state(start)?);
+            for (mover, m, chance) in moves {
+                let mv = Move(e.game.engine().parse_term(&m).map_err(|err| GameError::Rules(err.to_string()))?);
+                let next = e.game.play(play.state(), &mv)?;
+                play.make_term(&mut e.game, mover, chance, mv, next)?;
             }
-            Ok((s, steps))
+            // The position may be a sample of one the moves led to.
+            play.set_state(e.game.parse_state(term)?);
+            Ok(play)
         })
         .or_raise()?;
-    let mut s = State::new(game.core.clone(), state);
-    s.history = steps;
-    s.clicked = clicked;
-    Ok(s)
+    Ok(State { core: game.core.clone(), play, known: Known::default(), clicked })
 }
 
 fn outcome_dict<'py>(py: Python<'py>, o: &Outcome) -> PyResult<Bound<'py, PyDict>> {
@@ -515,7 +468,7 @@ impl State {
 
     /// Each seat's score (`score/3`), by seat.
     fn scores<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = &self.state;
+        let s = self.play.state();
         let players = self.core.players.clone();
         let scores = self.core.with(py, |e| e.game.scores(s, &players)).or_raise()?;
         let d = PyDict::new(py);
@@ -533,14 +486,14 @@ impl State {
     /// `spectator`).
     #[pyo3(signature = (viewer = "spectator"))]
     fn display(&self, py: Python<'_>, viewer: &str) -> PyResult<String> {
-        let s = &self.state;
+        let s = self.play.state();
         self.core.with(py, |e| e.game.display(s, viewer)).or_raise()
     }
 
     /// The position in its game's standard notation (`position_text/2`:
     /// chess's FEN, draughts' PDN FEN); `None` if the rules do not say.
     fn position_text(&self, py: Python<'_>) -> PyResult<Option<String>> {
-        let s = &self.state;
+        let s = self.play.state();
         self.core.with(py, |e| e.game.position_text(s)).or_raise()
     }
 
@@ -548,7 +501,7 @@ impl State {
     /// hands...; `None` if the game does not draw its board.
     #[pyo3(signature = (viewer = "spectator"))]
     fn view<'py>(&self, py: Python<'py>, viewer: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let s = &self.state;
+        let s = self.play.state();
         let v = self.core.with(py, |e| e.game.view(s, viewer)).or_raise()?;
         let Some(v) = v else { return Ok(None) };
         let json = serde_json::to_string(&v).expect("a view serialises");
@@ -560,7 +513,7 @@ impl State {
     /// position in a game without hidden pieces. The moves made are kept.
     #[pyo3(signature = (viewer, seed = 0))]
     fn sample(&self, py: Python<'_>, viewer: &str, seed: u64) -> PyResult<State> {
-        let s = &self.state;
+        let s = self.play.state();
         let sampled = self
             .core
             .with(py, |e| {
@@ -570,8 +523,11 @@ impl State {
             .or_raise()?;
         Ok(State {
             core: self.core.clone(),
-            state: sampled,
-            history: self.history.clone(),
+            play: {
+                let mut play = self.play.clone();
+                play.set_state(sampled);
+                play
+            },
             known: Known::default(),
             clicked: self.clicked.clone(),
         })
@@ -582,7 +538,7 @@ impl State {
     /// target in each of `MAX_CLICKS` rows (shown to the mover only).
     fn observation(&mut self, py: Python<'_>, viewer: &str) -> PyResult<Vec<f32>> {
         self.status(py)?;
-        let (s, mover) = (&self.state, self.known.mover.as_deref());
+        let (s, mover) = (self.play.state(), self.known.mover.as_deref());
         let mut numbers = self
             .core
             .with(py, |e| {
@@ -606,10 +562,10 @@ impl State {
     /// What `viewer` knows, as text: the board as it draws for the viewer,
     /// then every move made, a move still hidden from the viewer as `?`.
     /// Two positions a viewer cannot tell apart have the same text.
-    fn information_state(&self, py: Python<'_>, viewer: &str) -> PyResult<String> {
+    fn information_state(&mut self, py: Python<'_>, viewer: &str) -> PyResult<String> {
         let board = self.display(py, viewer)?;
-        let seen = self.seen_moves(py, viewer)?;
-        let moves: Vec<String> = seen.iter().map(|(p, m)| format!("{p} {m}")).collect();
+        let seen = self.seen_moves(py, Some(viewer))?;
+        let moves: Vec<String> = self.play.steps().iter().zip(&seen).map(|(s, m)| format!("{} {m}", s.mover)).collect();
         let mut text = format!("{board}moves: {}", moves.join(", "));
         if !self.clicked.is_empty()
             && self.known.mover.as_deref() == Some(viewer)
@@ -625,28 +581,25 @@ impl State {
     /// shown to the viewer is `?`); every move for the default viewer,
     /// `None`.
     #[pyo3(signature = (viewer = None))]
-    fn history(&self, py: Python<'_>, viewer: Option<&str>) -> PyResult<Vec<String>> {
-        match viewer {
-            Some(v) => Ok(self.seen_moves(py, v)?.into_iter().map(|(_, m)| m).collect()),
-            None => self.history_texts(py),
-        }
+    fn history(&mut self, py: Python<'_>, viewer: Option<&str>) -> PyResult<Vec<String>> {
+        self.seen_moves(py, viewer)
     }
 
     /// The seats that made the moves of `history()`.
     fn movers(&self) -> Vec<String> {
-        self.history.iter().map(|s| s.mover.clone()).collect()
+        self.play.steps().iter().map(|s| s.mover.clone()).collect()
     }
 
     /// The position as a term (`Game.state(term)` reads it back).
     #[getter]
     fn term(&self, py: Python<'_>) -> String {
-        let s = &self.state;
+        let s = self.play.state();
         self.core.with(py, |e| e.game.engine().term_text(&s.0))
     }
 
     /// Leaves of the move tree `depth` plies deep.
     fn perft(&self, py: Python<'_>, depth: u32) -> PyResult<u64> {
-        let s = &self.state;
+        let s = self.play.state();
         self.core.with(py, |e| e.game.perft(s, depth)).or_raise()
     }
 
@@ -665,25 +618,19 @@ impl State {
         Ok(())
     }
 
-    /// Pickled as its game, its position and the moves made (as terms).
+    /// Pickled as its game, its position, its start and the moves made (as
+    /// terms).
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
         let restore = py.import("tabula._tabula")?.getattr("_state_again")?;
         let game = Py::new(py, Game { core: self.core.clone() })?;
-        // The positions the moves were made in go along only when the
-        // notation needs them.
-        let (s, steps) = (&self.state, &self.history);
-        let (term, history) = self.core.with(py, |e| {
-            let keep = e.game.has("notation", 3);
-            let history: Vec<(String, String, u8, Option<String>)> = steps
-                .iter()
-                .map(|h| {
-                    let before = h.before.as_ref().filter(|_| keep).map(|b| e.game.engine().term_text(&b.0));
-                    (h.mover.clone(), e.game.engine().term_text(&h.mv.0), h.secrecy, before)
-                })
-                .collect();
-            (e.game.engine().term_text(&s.0), history)
+        let play = &self.play;
+        let (term, start, moves) = self.core.with(py, |e| {
+            let mut text = |t: &tabula::engine::Tmpl| e.game.engine().term_text(t);
+            let moves: Vec<(String, String, bool)> =
+                play.steps().iter().map(|s| (s.mover.clone(), text(&s.mv.0), s.chance)).collect();
+            (text(&play.state().0), text(&play.start().0), moves)
         });
-        Ok((restore, (game, term, history, self.clicked.clone()).into_pyobject(py)?.into_any()))
+        Ok((restore, (game, term, start, moves, self.clicked.clone()).into_pyobject(py)?.into_any()))
     }
 
     fn __str__(&self, py: Python<'_>) -> PyResult<String> {
@@ -691,7 +638,7 @@ impl State {
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
-        format!("<tabula.State of {} after {} moves: {}>", self.core.name, self.history.len(), self.term(py))
+        format!("<tabula.State of {} after {} moves: {}>", self.core.name, self.play.ply(), self.term(py))
     }
 
     /// The same position of the same game (loaded alike).
@@ -700,7 +647,7 @@ impl State {
             return false;
         }
         if Arc::ptr_eq(&self.core, &other.core) {
-            return self.state == other.state;
+            return self.play.state() == other.play.state();
         }
         // Two loads of a game number their atoms apart: compare the terms.
         self.core.loaded_as == other.core.loaded_as && self.term(py) == other.term(py)

@@ -203,6 +203,20 @@ def test_states_and_games_pickle_and_copy():
     assert again.legal_moves() == state.legal_moves()
     assert pickle.loads(pickle.dumps(game)).options == game.options
     assert copy.deepcopy(state) == state and copy.copy(game) is game
+    # A sample keeps the moves made; its pickle keeps the sampled position.
+    sampled = state.sample("p2", seed=3)
+    again = pickle.loads(pickle.dumps(sampled))
+    assert again == sampled and again.history("p2") == state.history("p2")
+    # Moves named by notation/3 in their position (chess's SAN), and a
+    # choice still hidden from the other seat, come back as they were.
+    chess = tabula.load("chess").new_state()
+    for m in ["e4", "e5", "Nf3", "Nc6", "Bb5"]:
+        chess.apply(m)
+    assert pickle.loads(pickle.dumps(chess)).history() == ["e4", "e5", "Nf3", "Nc6", "Bb5"]
+    rps = tabula.load("rock-paper-scissors").new_state()
+    rps.apply("rock")
+    again = pickle.loads(pickle.dumps(rps))
+    assert again.history("right") == ["?"] and again.history("left") == ["rock"]
 
 
 def test_a_bad_rules_file_raises_with_its_place(tmp_path):

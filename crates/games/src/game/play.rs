@@ -3,8 +3,13 @@
 //! position now, and does what every front end does with them: make a
 //! move typed or chosen, draw chance's moves, take moves back, show a move
 //! to a viewer as that viewer may see it, write the record and replay one.
-//! The front ends (the terminal, a server session) keep only what is
-//! theirs: seats and controllers, tokens, event streams, files.
+//! The front ends (the terminal, a server session, batch jobs, the GGP
+//! player, Python's `State`) keep only what is theirs: seats and
+//! controllers, tokens, event streams, files, caches.
+//!
+//! A move may be made by its term alone ([`Play::make_term`]: what a
+//! search or a learning agent does, where naming every move would cost a
+//! query each); its notation is then found the first time it is shown.
 
 use super::record::Record;
 use super::{Game, GameError, LegalMove, Move, Secrecy, State, revealed, still_hidden};
@@ -16,8 +21,8 @@ pub struct Step {
     /// The position the move was made in.
     pub before: State,
     pub mv: Move,
-    /// The move in the game's notation.
-    pub text: String,
+    /// The move in the game's notation, once named.
+    text: Option<String>,
     /// Who made it (chance's seat for a chance move).
     pub mover: String,
     /// Whether it was chance's move (`chance/1`).
@@ -25,6 +30,15 @@ pub struct Step {
     /// The position after it in the game's own notation (chess: FEN),
     /// where the rules give one and the play keeps them.
     pub position: Option<String>,
+}
+
+impl Step {
+    /// The move in the game's notation: every move [`Play::make`] made or
+    /// [`Play::undo`] took back has it; one made by its term has it once
+    /// [`Play::name`] named it.
+    pub fn text(&self) -> Option<&str> {
+        self.text.as_deref()
+    }
 }
 
 /// A game in progress: its start, its moves, the position now.
@@ -48,6 +62,27 @@ pub enum Shown<'a> {
     Chosen(&'a str),
 }
 
+impl Shown<'_> {
+    /// As the terminal and the web board write it: the move, or
+    /// `(mover has chosen)`.
+    pub fn written(self) -> String {
+        match self {
+            Shown::Move(text) => text.to_string(),
+            Shown::Chosen(mover) => format!("({mover} has chosen)"),
+        }
+    }
+}
+
+/// A move taken back by [`Play::undo`].
+#[derive(Clone, Debug)]
+pub struct Undone {
+    pub step: Step,
+    /// Its notation.
+    pub text: String,
+    /// Whether it was still hidden from the players other than its mover.
+    pub hidden: bool,
+}
+
 impl Play {
     /// A game starting at `start`.
     pub fn new(start: State) -> Play {
@@ -64,6 +99,13 @@ impl Play {
     /// The position now.
     pub fn state(&self) -> &State {
         &self.state
+    }
+
+    /// Puts the game in a position its moves did not lead to, keeping the
+    /// moves as they were: a position a viewer cannot tell from the real
+    /// one (`sample_state/3`), or one a GDL-II player believes it is in.
+    pub fn set_state(&mut self, s: State) {
+        self.state = s;
     }
 
     /// The position the game started from.
@@ -86,11 +128,38 @@ impl Play {
     pub fn make(&mut self, game: &mut Game, m: &LegalMove) -> Result<Vec<usize>, GameError> {
         let mover = game.to_move(&self.state)?;
         let chance = game.chance(&self.state)?;
+        self.push(game, mover, chance, m.mv.clone(), m.next.clone(), Some(m.text.clone()))
+    }
+
+    /// Makes `mv`, a legal move of the position now leading to `next`, by
+    /// `mover` (chance's seat where `chance`), as the caller already knows
+    /// them; the move is named when first shown. Returns the earlier moves
+    /// it reveals, by index.
+    pub fn make_term(
+        &mut self,
+        game: &mut Game,
+        mover: String,
+        chance: bool,
+        mv: Move,
+        next: State,
+    ) -> Result<Vec<usize>, GameError> {
+        self.push(game, mover, chance, mv, next, None)
+    }
+
+    fn push(
+        &mut self,
+        game: &mut Game,
+        mover: String,
+        chance: bool,
+        mv: Move,
+        next: State,
+        text: Option<String>,
+    ) -> Result<Vec<usize>, GameError> {
         let secrecy = game.secrecy(&self.state, &mover)?;
-        let position = if self.keep_positions { game.position_text(&m.next)? } else { None };
+        let position = if self.keep_positions { game.position_text(&next)? } else { None };
         let shown = revealed(&self.secrecy, &secrecy);
-        let before = std::mem::replace(&mut self.state, m.next.clone());
-        self.steps.push(Step { before, mv: m.mv.clone(), text: m.text.clone(), mover, chance, position });
+        let before = std::mem::replace(&mut self.state, next);
+        self.steps.push(Step { before, mv, text, mover, chance, position });
         self.secrecy.push(secrecy);
         Ok(shown)
     }
@@ -124,20 +193,16 @@ impl Play {
     /// Takes back the last move, then goes on taking back while `again`
     /// says so of the seat to move in the position reached (a computer
     /// seat, say); chance's moves go back with the move they followed.
-    /// Returns the moves taken back, the last made first, each with
-    /// whether it was still hidden from the other players then.
-    pub fn undo(
-        &mut self,
-        game: &mut Game,
-        mut again: impl FnMut(&str) -> bool,
-    ) -> Result<Vec<(Step, bool)>, GameError> {
+    /// Returns the moves taken back, the last made first.
+    pub fn undo(&mut self, game: &mut Game, mut again: impl FnMut(&str) -> bool) -> Result<Vec<Undone>, GameError> {
         let mut undone = Vec::new();
         while let Some(i) = self.steps.len().checked_sub(1) {
             let hidden = self.hidden_mover(i).is_some();
+            let text = self.name(game, i)?.to_string();
             let step = self.steps.pop().expect("a move");
             self.secrecy.pop();
             self.state = step.before.clone();
-            undone.push((step, hidden));
+            undone.push(Undone { step, text, hidden });
             if game.chance(&self.state)? {
                 continue;
             }
@@ -155,19 +220,35 @@ impl Play {
         still_hidden(&self.secrecy, i)
     }
 
-    /// Move `i` as `viewer` (a seat, or `spectator`) may see it.
-    pub fn shown(&self, i: usize, viewer: &str) -> Shown<'_> {
-        match self.hidden_mover(i) {
-            Some(mover) if mover != viewer => Shown::Chosen(mover),
-            _ => Shown::Move(&self.steps[i].text),
+    /// Move `i` in the game's notation (`notation/3`, in the position it
+    /// was made in), found once and kept.
+    pub fn name(&mut self, game: &mut Game, i: usize) -> Result<&str, GameError> {
+        let step = &mut self.steps[i];
+        if step.text.is_none() {
+            step.text = Some(game.notation(&step.before, &step.mv)?);
         }
+        Ok(step.text.as_deref().expect("just named"))
+    }
+
+    /// Move `i` as `viewer` (a seat, or `spectator`) may see it.
+    pub fn shown(&mut self, game: &mut Game, i: usize, viewer: &str) -> Result<Shown<'_>, GameError> {
+        if self.hidden_mover(i).is_some_and(|mover| mover != viewer) {
+            return Ok(Shown::Chosen(&self.steps[i].mover));
+        }
+        self.name(game, i).map(Shown::Move)
+    }
+
+    /// Every move as `viewer` may see it, written as [`Shown::written`].
+    pub fn history(&mut self, game: &mut Game, viewer: &str) -> Result<Vec<String>, GameError> {
+        (0..self.ply()).map(|i| self.shown(game, i, viewer).map(Shown::written)).collect()
     }
 
     /// `record` with this game's moves (their notation), and the position
     /// after each where the play keeps them.
-    pub fn fill_record(&self, record: &mut Record) {
-        record.moves = self.steps.iter().map(|s| (s.text.clone(), 0)).collect();
+    pub fn fill_record(&mut self, game: &mut Game, record: &mut Record) -> Result<(), GameError> {
+        record.moves = (0..self.ply()).map(|i| Ok((self.name(game, i)?.to_string(), 0))).collect::<Result<_, _>>()?;
         record.positions = self.steps.iter().map_while(|s| s.position.clone()).collect();
+        Ok(())
     }
 
     /// Replays `moves` (as a record holds them: notation and line) from
@@ -222,13 +303,14 @@ mod tests {
         assert!(p.steps()[0].chance && p.steps()[0].mover == "dealer");
         assert!(p.chance_moves(&mut g, &mut rng).unwrap().is_empty(), "a is to move, not chance");
         p.make_typed(&mut g, "pick(1)").unwrap();
-        assert_eq!(p.shown(1, "b"), Shown::Chosen("a"));
-        assert_eq!(p.shown(1, "spectator"), Shown::Chosen("a"));
-        assert_eq!(p.shown(1, "a"), Shown::Move("pick(1)"));
+        assert_eq!(p.shown(&mut g, 1, "b").unwrap(), Shown::Chosen("a"));
+        assert_eq!(p.shown(&mut g, 1, "spectator").unwrap(), Shown::Chosen("a"));
+        assert_eq!(p.shown(&mut g, 1, "a").unwrap(), Shown::Move("pick(1)"));
         let legal = g.legal_moves(p.state()).unwrap();
         let reveal = p.make(&mut g, &legal[1]).unwrap();
         assert_eq!(reveal, vec![1], "b's open move ends the round");
-        assert_eq!(p.shown(1, "b"), Shown::Move("pick(1)"));
+        assert_eq!(p.shown(&mut g, 1, "b").unwrap(), Shown::Move("pick(1)"));
+        assert_eq!(p.history(&mut g, "b").unwrap()[1..], ["pick(1)", "pick(2)"]);
         assert!(g.outcome(p.state()).unwrap().is_some());
         assert_eq!(p.ply(), 3);
     }
@@ -241,14 +323,14 @@ mod tests {
         p.make_typed(&mut g, "pick(2)").unwrap();
         p.make_typed(&mut g, "pick(1)").unwrap();
         let back = p.undo(&mut g, |_| false).unwrap();
-        assert_eq!(back.iter().map(|(s, h)| (s.text.as_str(), *h)).collect::<Vec<_>>(), [("pick(1)", false)]);
+        assert_eq!(back.iter().map(|u| (u.text.as_str(), u.hidden)).collect::<Vec<_>>(), [("pick(1)", false)]);
         // a's choice is still hidden when it is taken back.
         let back = p.undo(&mut g, |_| false).unwrap();
-        assert_eq!(back.iter().map(|(s, h)| (s.text.as_str(), *h)).collect::<Vec<_>>(), [("pick(2)", true)]);
+        assert_eq!(back.iter().map(|u| (u.text.as_str(), u.hidden)).collect::<Vec<_>>(), [("pick(2)", true)]);
         // Back to the deal: chance's move goes too, and nothing is left.
         let back = p.undo(&mut g, |_| false).unwrap();
         assert_eq!(back.len(), 1);
-        assert!(back[0].0.chance);
+        assert!(back[0].step.chance);
         assert_eq!(p.ply(), 0);
         assert_eq!(p.state(), p.start());
         assert!(p.undo(&mut g, |_| false).unwrap().is_empty());
@@ -264,7 +346,7 @@ mod tests {
         // b is a computer: taking back its move reaches b's turn, so it
         // goes on to a's move, back to a person's turn.
         let back = p.undo(&mut g, |seat| seat == "b").unwrap();
-        assert_eq!(back.iter().map(|(s, _)| s.mover.as_str()).collect::<Vec<_>>(), ["b", "a"]);
+        assert_eq!(back.iter().map(|u| u.step.mover.as_str()).collect::<Vec<_>>(), ["b", "a"]);
         assert_eq!(g.to_move(p.state()).unwrap(), "a");
         // The deal goes back with nothing after it.
         assert_eq!(p.undo(&mut g, |_| true).unwrap().len(), 1);
@@ -280,7 +362,7 @@ mod tests {
         p.make_typed(&mut g, "pick(1)").unwrap();
         p.make_typed(&mut g, "pick(2)").unwrap();
         let mut record = Record::default();
-        p.fill_record(&mut record);
+        p.fill_record(&mut g, &mut record).unwrap();
         assert_eq!(record.moves.len(), 3);
         assert!(record.positions.is_empty(), "the game has no position_text/2");
         let mut again = Play::new(start.clone());
@@ -295,5 +377,21 @@ mod tests {
         let (line, e) = Play::new(start).replay(&mut g, &past_end).unwrap_err();
         assert_eq!(line, 9);
         assert!(e.to_string().contains("already over"), "{e}");
+    }
+
+    #[test]
+    fn a_move_made_by_its_term_is_named_when_first_shown() {
+        let (mut g, mut p) = guess();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        p.chance_moves(&mut g, &mut rng).unwrap();
+        let legal = g.legal_moves(p.state()).unwrap();
+        let (mv, next) = (legal[0].mv.clone(), legal[0].next.clone());
+        assert_eq!(p.make_term(&mut g, "a".into(), false, mv, next).unwrap(), Vec::<usize>::new());
+        assert_eq!(p.steps()[1].text(), None, "not named yet");
+        assert_eq!(p.shown(&mut g, 1, "b").unwrap(), Shown::Chosen("a"), "hidden all the same");
+        assert_eq!(p.steps()[1].text(), None, "a hidden move shown to another is not named");
+        assert_eq!(p.shown(&mut g, 1, "a").unwrap(), Shown::Move("pick(1)"));
+        assert_eq!(p.steps()[1].text(), Some("pick(1)"));
+        assert_eq!(p.history(&mut g, "b").unwrap()[1], "(a has chosen)");
     }
 }
