@@ -445,7 +445,7 @@ impl Session {
         // The clicks of the last move, to mark it, unless it is hidden
         // from the viewer.
         let last_clicks = match last {
-            Some(i) if !self.play.hidden_mover(i).is_some_and(|m| m != viewer) => {
+            Some(i) if self.play.hidden_mover(i).is_none_or(|m| m == viewer) => {
                 let step = &self.play.steps()[i];
                 self.game.move_clicks(&step.before, &step.mv).ok().flatten()
             }
