@@ -10,7 +10,7 @@
 
 use crate::ai::{self, Controller};
 use crate::engine::Arg;
-use crate::game::{Game, State};
+use crate::game::{Game, Play, State};
 use crate::gdl::parse::{Sexp, read_sexps};
 use std::path::Path;
 use std::time::Instant;
@@ -40,7 +40,8 @@ struct Match {
     role: String,
     game: Game,
     players: Vec<String>,
-    state: State,
+    /// The game so far (GDL-II: the position believed, as `believe` set it).
+    play: Play,
     play_clock: f64,
     /// GDL-II: the rounds so far as the player knows them, its action and
     /// its percepts (KIF text, the percepts sorted).
@@ -171,7 +172,8 @@ impl Player {
             return Err(format!("no role {role} in the rules (roles: {})", players.join(" ")));
         }
         let state = game.initial_state(&options, self.seed).map_err(|e| e.to_string())?;
-        Ok(Match { id: id.to_string(), role: role.to_string(), game, players, state, play_clock, told: Vec::new() })
+        let play = Play::new(state);
+        Ok(Match { id: id.to_string(), role: role.to_string(), game, players, play, play_clock, told: Vec::new() })
     }
 
     /// Applies the joint move the message brings, then chooses ours.
@@ -230,24 +232,24 @@ impl Match {
         let Some(mut sol) = r.into_iter().next() else {
             return Err(format!("no play of the game shows {} what it was told", self.role));
         };
-        self.state = State(sol.pop().expect("one output"));
+        self.play.set_state(State(sol.pop().expect("one output")));
         Ok(())
     }
 
     /// Plays one round: each role that chooses in it, in turn, the action
-    /// the joint move gives it.
+    /// the joint move gives it (a round ends with a move not made hidden).
     fn apply(&mut self, joint: &[String]) -> Result<(), String> {
+        let err = |e: crate::game::GameError| e.to_string();
         loop {
-            let mover = self.game.to_move(&self.state).map_err(|e| e.to_string())?;
+            let mover = self.game.to_move(self.play.state()).map_err(err)?;
             let i = self.players.iter().position(|p| *p == mover).expect("a role");
-            let legal = self.game.legal_moves(&self.state).map_err(|e| e.to_string())?;
+            let legal = self.game.legal_moves(self.play.state()).map_err(err)?;
             let k = legal
                 .iter()
                 .position(|l| same(&l.text, &joint[i]))
                 .ok_or_else(|| format!("{mover}'s move {} is not legal here", joint[i]))?;
-            let hidden = self.game.hidden_move(&self.state).map_err(|e| e.to_string())?;
-            self.state = legal[k].next.clone();
-            if !hidden {
+            self.play.make(&mut self.game, &legal[k]).map_err(err)?;
+            if self.play.hidden_mover(self.play.ply() - 1).is_none() {
                 return Ok(());
             }
         }
@@ -259,7 +261,7 @@ impl Match {
     /// treats them as hidden, decides over samples of them.
     fn choose(&mut self, controller: &str, budget: f64, seed: u64) -> Result<String, String> {
         let err = |e: crate::game::GameError| e.to_string();
-        if self.game.outcome(&self.state).map_err(err)?.is_some() {
+        if self.game.outcome(self.play.state()).map_err(err)?.is_some() {
             return Ok("nil".into());
         }
         let role = self.game.engine().parse_term(&crate::engine::write::format_atom(&self.role, true));
@@ -267,7 +269,7 @@ impl Match {
         let r = self
             .game
             .engine()
-            .call("gdl_role_actions", &[Arg::In(&self.state.0), Arg::In(&role), Arg::Out], 1)
+            .call("gdl_role_actions", &[Arg::In(&self.play.state().0), Arg::In(&role), Arg::Out], 1)
             .map_err(|e| e.to_string())?;
         let actions: Vec<String> = match r.first().map(|s| self.game.engine().value(&s[0])) {
             Some(crate::engine::Value::List(items)) => {
@@ -278,7 +280,7 @@ impl Match {
         if actions.len() == 1 {
             return Ok(actions[0].clone());
         }
-        let mut s = self.state.clone();
+        let mut s = self.play.state().clone();
         let mut walk = crate::game::Walk::new(seed);
         loop {
             let mover = self.game.to_move(&s).map_err(err)?;
