@@ -465,15 +465,30 @@ struct Played {
     slowest: Vec<f64>,
 }
 
+/// A seat's turn in a game of a job, as [`play_seated`] hands it over.
+struct Turn<'a> {
+    state: &'a State,
+    legal: &'a [crate::game::LegalMove],
+    seat: usize,
+    ply: u32,
+    /// The controller's choice, and its index in `legal`.
+    choice: &'a ai::Choice,
+    chosen: usize,
+}
+
 /// Plays game `g` of a job with controller `by_seat[i]` in seat `i`; the
-/// game's setup and the controllers' choices are seeded with seed + g.
-fn play_game(
+/// game's setup and the controllers' choices are seeded with seed + g,
+/// chance's moves drawn with the same seed. At each seat's turn `decide`
+/// sees the controller's choice and says which legal move is made (a
+/// match makes the choice; self-play records the position, and may
+/// explore with the game's random numbers).
+fn play_seated(
     game: &mut Game,
-    options: &crate::engine::Tmpl,
-    job: &Job,
+    (options, job): (&crate::engine::Tmpl, &Job),
     (controllers, by_seat): (&[Controller], Vec<usize>),
     max_plies: u32,
     g: u64,
+    mut decide: impl FnMut(&mut Game, Turn, &mut ChaCha8Rng) -> Result<usize, WorkError>,
 ) -> Result<Played, WorkError> {
     let players = &job.players;
     let game_seed = job.seed.wrapping_add(g);
@@ -493,7 +508,9 @@ fn play_game(
         let started = Instant::now();
         let choice = ai::choose(game, players, play.state(), &controllers[c], rng.r#gen(), 1)?;
         slowest[c] = f64::max(slowest[c], started.elapsed().as_secs_f64());
-        let k = ai::position_of(game, &legal, &choice)?;
+        let chosen = ai::position_of(game, &legal, &choice)?;
+        let turn = Turn { state: play.state(), legal: &legal, seat, ply, choice: &choice, chosen };
+        let k = decide(game, turn, &mut rng)?;
         play.make(game, &legal[k])?;
     }
     let outcome = game.outcome(play.state())?;
@@ -534,7 +551,7 @@ fn run_match(u: &Unit) -> Result<(Part, bool), WorkError> {
     let n = job.players.len();
     let work = |game: &mut Game, options: &crate::engine::Tmpl, g: u64| {
         let by_seat = (0..n).map(|i| (i + g as usize) % n).collect();
-        play_game(game, options, job, (&parsed, by_seat), *max_plies, g)
+        play_seated(game, (options, job), (&parsed, by_seat), *max_plies, g, |_, turn, _| Ok(turn.chosen))
     };
     let done = run_items(u, (total, &|k| shard.item(k as u64)), &setup, &work)?;
     let interrupted = done.len() < total;

@@ -11,8 +11,8 @@
 
 use super::{Games, Job, Part, ShardFile, Task, Unit, WorkError, run_items};
 use crate::ai;
-use crate::game::{ActionSpace, Game, Observer, Outcome, Play};
-use rand::{Rng, SeedableRng};
+use crate::game::{ActionSpace, Game, Observer, Outcome};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -126,56 +126,37 @@ fn play(
     let players = &job.players;
     let n = players.len();
     let by_seat: Vec<usize> = (0..n).map(|i| (i + g as usize) % n).collect();
-    let game_seed = job.seed.wrapping_add(g);
-    let mut rng = ChaCha8Rng::seed_from_u64(game_seed);
-    let mut play = Play::new(game.initial_state(&cx.options, game_seed)?);
-    let mut slowest = vec![0.0; controllers.len()];
     let mut pos = Positions { observation_len: cx.observer.len(), actions: cx.space.len(), ..Positions::default() };
-    let mut outcome = None;
-    let mut plies = max_plies as u64;
-    for ply in 0..max_plies {
-        if let Some(o) = game.outcome(play.state())? {
-            (outcome, plies) = (Some(o), ply as u64);
-            break;
-        }
-        let legal = game.legal_moves(play.state())?;
-        // Chance's moves are no one's decision: no position is recorded.
-        let Some(seat) = ai::seat_to_move(game, players, play.state())? else {
-            play.make(game, &legal[ai::pick(&mut rng, legal.len())?])?;
-            continue;
-        };
-        let mover = players[seat].clone();
-        let c = by_seat[seat];
-        pos.observations.extend(game.observation_with_mover(&cx.observer, play.state(), &mover, Some(&mover))?);
+    // Chance's moves are no one's decision: a position is recorded at each
+    // seat's turn only.
+    let record = |game: &mut Game, turn: super::Turn, rng: &mut ChaCha8Rng| -> Result<usize, WorkError> {
+        let mover = &players[turn.seat];
+        pos.observations.extend(game.observation_with_mover(&cx.observer, turn.state, mover, Some(mover))?);
         let mut mask = vec![0u8; cx.space.len()];
-        let mut action_of = Vec::with_capacity(legal.len());
-        for m in &legal {
+        let mut action_of = Vec::with_capacity(turn.legal.len());
+        for m in turn.legal {
             let a = game.action_of(&cx.space, &m.mv)?.ok_or_else(|| {
                 WorkError(format!("{}: the legal move {} has no action in the game's action space", job.game, m.text))
             })?;
             mask[a] = 1;
             action_of.push(a);
         }
-        let started = Instant::now();
-        let choice = ai::choose(game, players, play.state(), &controllers[c], rng.r#gen(), 1)?;
-        slowest[c] = f64::max(slowest[c], started.elapsed().as_secs_f64());
-        let chosen = ai::position_of(game, &legal, &choice)?;
         // The policy: the visits of the search, or the move it chose.
         let mut policy = vec![0f32; cx.space.len()];
-        let total: f64 = choice.visits.iter().map(|(_, v)| v).sum();
+        let total: f64 = turn.choice.visits.iter().map(|(_, v)| v).sum();
         if total > 0.0 {
-            for (m, v) in &choice.visits {
-                if let Some(k) = legal.iter().position(|l| l.mv == *m) {
+            for (m, v) in &turn.choice.visits {
+                if let Some(k) = turn.legal.iter().position(|l| l.mv == *m) {
                     policy[action_of[k]] += (v / total) as f32;
                 }
             }
         } else {
-            policy[action_of[chosen]] = 1.0;
+            policy[action_of[turn.chosen]] = 1.0;
         }
         // The first plies explore: a move drawn by the policy.
-        let k = if ply < explore && total > 0.0 {
+        let k = if turn.ply < explore && total > 0.0 {
             let mut x = rng.gen_range(0.0..1.0_f32);
-            let mut pick = chosen;
+            let mut pick = turn.chosen;
             for (k, &a) in action_of.iter().enumerate() {
                 x -= policy[a];
                 if x < 0.0 && policy[a] > 0.0 {
@@ -185,30 +166,28 @@ fn play(
             }
             pick
         } else {
-            chosen
+            turn.chosen
         };
         pos.masks.extend(mask);
         pos.policies.extend(policy);
-        pos.seats.push(seat as u8);
+        pos.seats.push(turn.seat as u8);
         pos.games.push(g as u32);
-        pos.plies.push(ply);
-        play.make(game, &legal[k])?;
-    }
-    if outcome.is_none() {
-        outcome = game.outcome(play.state())?;
-    }
+        pos.plies.push(turn.ply);
+        Ok(k)
+    };
+    let played = super::play_seated(game, (&cx.options, job), (controllers, by_seat), max_plies, g, record)?;
     // Each position's return, for its mover.
     let loss = if n > 1 { -1.0 / (n - 1) as f32 } else { -1.0 };
     pos.returns = pos
         .seats
         .iter()
-        .map(|&s| match &outcome {
+        .map(|&s| match &played.outcome {
             Some(Outcome::Winner(w)) if *w == players[s as usize] => 1.0,
             Some(Outcome::Winner(_)) => loss,
             _ => 0.0,
         })
         .collect();
-    Ok((pos, super::Played { by_seat, outcome, plies, slowest }))
+    Ok((pos, played))
 }
 
 /// Runs shard `shard` of a self-play job: its shard file, and the

@@ -14,7 +14,7 @@
 //! a finite rating. The 95% intervals come from the inverse of the Fisher
 //! information, with the ratings' mean held at 0.
 
-use super::{Games, Part, Task, Unit, WorkError, computer_players, play_game, run_items};
+use super::{Games, Part, Task, Unit, WorkError, computer_players, play_seated, run_items};
 use crate::game::Game;
 
 /// The pairings of `k` controllers for a game of `n` seats: every set of
@@ -53,7 +53,7 @@ pub(super) fn run_tournament(u: &Unit) -> Result<(Part, bool), WorkError> {
     let work = |game: &mut Game, options: &crate::engine::Tmpl, g: u64| {
         let (p, r) = ((g / games) as usize, (g % games) as usize);
         let by_seat = (0..n).map(|i| table[p][(i + r) % n]).collect();
-        play_game(game, options, job, (&parsed, by_seat), *max_plies, g)
+        play_seated(game, (options, job), (&parsed, by_seat), *max_plies, g, |_, turn, _| Ok(turn.chosen))
     };
     let done = run_items(u, (total, &|i| shard.item(i as u64)), &setup, &work)?;
     let interrupted = done.len() < total;
