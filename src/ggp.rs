@@ -218,7 +218,7 @@ impl Player {
 impl Match {
     /// A state consistent with the rounds told (`gdl_ii_believed/3`).
     fn believe(&mut self) -> Result<(), String> {
-        let quote = |t: &str| crate::engine::write::format_atom(t, true);
+        let quote = |t: &str| crate::engine::format_atom(t, true);
         let rounds: Vec<String> = self
             .told
             .iter()
@@ -264,7 +264,7 @@ impl Match {
         if self.game.outcome(self.play.state()).map_err(err)?.is_some() {
             return Ok("nil".into());
         }
-        let role = self.game.engine().parse_term(&crate::engine::write::format_atom(&self.role, true));
+        let role = self.game.engine().parse_term(&crate::engine::format_atom(&self.role, true));
         let role = role.map_err(|e| e.to_string())?;
         let r = self
             .game

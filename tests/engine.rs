@@ -259,7 +259,7 @@ fn calls_binding_several_arguments_of_a_table_are_indexed_on_them_together() {
 #[test]
 fn a_host_answers_first_and_falls_through_to_the_program() {
     use tabula::engine::Cell;
-    use tabula::engine::machine::{Machine, Res};
+    use tabula::engine::host::{Machine, Res};
     // Doubles numbers up to its limit (the data the engine keeps for it);
     // fails on anything else.
     fn double(m: &mut Machine, a: &[Cell]) -> Res {

@@ -374,7 +374,7 @@ fn fluents(g: &mut Game, s: &State) -> Result<Vec<String>, String> {
 /// A role's legal actions in tabula, as KIF, sorted.
 fn role_actions(g: &mut Game, s: &State, role: &str) -> Result<Vec<String>, String> {
     let e = g.engine();
-    let role = e.parse_term(&tabula::engine::write::format_atom(role, true)).map_err(|e| e.to_string())?;
+    let role = e.parse_term(&tabula::engine::format_atom(role, true)).map_err(|e| e.to_string())?;
     let r = e.call("gdl_role_actions", &[Arg::In(&s.0), Arg::In(&role), Arg::Out], 1).map_err(|e| e.to_string())?;
     let Some(texts) = r.first() else { return Err("gdl_role_actions failed".into()) };
     let mut out: Vec<String> = match e.value(&texts[0]) {

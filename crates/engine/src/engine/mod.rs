@@ -4,22 +4,34 @@
 //! Stage: `syntax::parse` → AST → `engine::Database` (compiled, indexed
 //! clauses) → `Engine::query` → answers.
 
-pub mod arith;
-pub mod atoms;
-pub mod builtins;
+mod arith;
+mod atoms;
+mod builtins;
 mod check;
-pub mod compile;
-pub mod db;
-pub mod format;
-pub mod gc;
-pub mod machine;
-pub mod term;
+mod compile;
+mod db;
+mod format;
+mod gc;
+mod machine;
+mod term;
 // The run loop follows a raw instruction pointer (see `vm::Cont`).
 #[allow(unsafe_code)]
-pub mod vm;
-pub mod write;
+mod vm;
+mod write;
 
 pub use machine::{Exc, Limits};
+pub use write::format_atom;
+
+/// What a host's builtins and extensions work with ([`Engine::add_builtin`],
+/// [`Extension`]): the machine a builtin runs on (its term store, atoms,
+/// errors, [`Machine::check_limits`]), the atoms every engine knows, and
+/// the hash of a term's cells. Nothing else of the machine is public.
+pub mod host {
+    pub use super::atoms::atom;
+    pub use super::db::FastMap;
+    pub use super::machine::{Machine, Res};
+    pub use super::term::{Store, hash_cells};
+}
 
 /// The builtins a read-only query may not call (see
 /// [`Engine::set_read_only`]): they change the database, flags, operators,

@@ -11,7 +11,7 @@ pub mod record;
 pub mod spec;
 pub mod view;
 
-use crate::engine::term::Cell;
+use crate::engine::Cell;
 use crate::engine::{Arg, Engine, QueryError, Tmpl, Value};
 use crate::syntax::render;
 pub use actions::ActionSpace;
@@ -119,7 +119,7 @@ impl OptionSpec {
     /// text option's value is quoted as an atom, any other is a term.
     pub fn term_text(&self, value: &str) -> String {
         match self.allowed {
-            Allowed::Text => crate::engine::write::format_atom(value, true),
+            Allowed::Text => crate::engine::format_atom(value, true),
             _ => value.to_string(),
         }
     }
@@ -744,9 +744,7 @@ impl Game {
 
     /// A player name as a term.
     fn atom(&mut self, name: &str) -> Result<Tmpl, GameError> {
-        self.engine
-            .parse_term(&crate::engine::write::format_atom(name, true))
-            .map_err(|e| GameError::Rules(e.to_string()))
+        self.engine.parse_term(&crate::engine::format_atom(name, true)).map_err(|e| GameError::Rules(e.to_string()))
     }
 
     /// How the legal move `m` of `s` is written: `notation/3` when the

@@ -21,9 +21,9 @@
 use super::check::Analysis;
 use super::eval::{Domains, Facts, G};
 use super::{Flat, FlatClause, Term};
-use crate::engine::db::FastMap;
-use crate::engine::machine::Machine;
-use crate::engine::term::{Store, hash_cells};
+use crate::engine::host::FastMap;
+use crate::engine::host::Machine;
+use crate::engine::host::{Store, hash_cells};
 use crate::engine::{Cell, Engine, Tmpl};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -1033,7 +1033,7 @@ impl Runtime {
                     self.state.push(self.fluents.find(&mut m.store, head, &mut self.vars)?);
                     c = m.store.deref(m.store.heap[p + 1]);
                 }
-                Cell::Atom(a) if a == crate::engine::atoms::atom::NIL => break,
+                Cell::Atom(a) if a == crate::engine::host::atom::NIL => break,
                 _ => return None,
             }
         }
@@ -1068,7 +1068,7 @@ fn answer(
     fs: Cell,
     out: Cell,
     f: impl FnOnce(&mut Machine, &mut Runtime) -> Option<Cell>,
-) -> crate::engine::machine::Res {
+) -> crate::engine::host::Res {
     Ok(with_rt(m, |m, rt| {
         rt.read_state(m, fs)?;
         let c = f(m, rt)?;
@@ -1080,7 +1080,7 @@ fn answer(
 /// `Key-Value`, the key a template.
 fn pair(m: &mut Machine, key: &Tmpl, value: Cell) -> Cell {
     let key = Runtime::build(m, key);
-    m.store.new_struct(crate::engine::atoms::atom::MINUS, &[key, value])
+    m.store.new_struct(crate::engine::host::atom::MINUS, &[key, value])
 }
 
 fn word(m: &mut Machine, w: &str) -> Cell {
@@ -1088,7 +1088,7 @@ fn word(m: &mut Machine, w: &str) -> Cell {
 }
 
 /// `'$gdl_legal'(+Fluents, -Pairs)`: every role's legal actions, Role-Action.
-fn bi_legal(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
+fn bi_legal(m: &mut Machine, a: &[Cell]) -> crate::engine::host::Res {
     answer(m, a[0], a[1], |m, rt| {
         let mut items = Vec::new();
         for r in 0..rt.net.roles.len() {
@@ -1103,12 +1103,12 @@ fn bi_legal(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
 }
 
 /// `'$gdl_terminal'(+Fluents, -TrueOrFalse)`.
-fn bi_terminal(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
+fn bi_terminal(m: &mut Machine, a: &[Cell]) -> crate::engine::host::Res {
     answer(m, a[0], a[1], |m, rt| Some(word(m, if rt.net.on(rt.net.terminal, &rt.vals) { "true" } else { "false" })))
 }
 
 /// `'$gdl_goals'(+Fluents, -Pairs)`: every goal value that holds, Role-Value.
-fn bi_goals(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
+fn bi_goals(m: &mut Machine, a: &[Cell]) -> crate::engine::host::Res {
     answer(m, a[0], a[1], |m, rt| {
         let mut items = Vec::new();
         for (r, gs) in rt.net.goals.iter().enumerate() {
@@ -1125,7 +1125,7 @@ fn bi_goals(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
 
 /// `'$gdl_actions'(+Fluents, +Role, -Actions)`: Role's legal actions, in
 /// the standard order.
-fn bi_actions(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
+fn bi_actions(m: &mut Machine, a: &[Cell]) -> crate::engine::host::Res {
     let role = a[1];
     answer(m, a[0], a[2], |m, rt| {
         let r = rt.roles.find(&mut m.store, role, &mut rt.vars)? as usize;
@@ -1136,7 +1136,7 @@ fn bi_actions(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
 }
 
 /// `'$gdl_is_legal'(+Fluents, +Role, +Action, -TrueOrFalse)`.
-fn bi_is_legal(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
+fn bi_is_legal(m: &mut Machine, a: &[Cell]) -> crate::engine::host::Res {
     let (role, act) = (a[1], a[2]);
     answer(m, a[0], a[3], |m, rt| {
         let r = rt.roles.find(&mut m.store, role, &mut rt.vars)? as usize;
@@ -1150,7 +1150,7 @@ fn bi_is_legal(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
 
 /// `'$gdl_kinds'(+Fluents, -Kinds)`: each role with `many` or `one(Action)`
 /// (as `gdl_kinds/2`), or `terminal` or `broken` when a role has none.
-fn bi_kinds(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
+fn bi_kinds(m: &mut Machine, a: &[Cell]) -> crate::engine::host::Res {
     answer(m, a[0], a[1], |m, rt| {
         let one = m.atoms.intern("one");
         let mut items = Vec::new();
@@ -1174,7 +1174,7 @@ fn bi_kinds(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
 
 /// `'$gdl_next'(+Fluents, +Joint, -Next)`: the next state's fluents after
 /// the joint move (`does(Role, Action)` terms), in the standard order.
-fn bi_next(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
+fn bi_next(m: &mut Machine, a: &[Cell]) -> crate::engine::host::Res {
     let joint = a[1];
     answer(m, a[0], a[2], |m, rt| {
         rt.does.clear();
@@ -1194,7 +1194,7 @@ fn bi_next(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
                     rt.does.push(rt.net.actions[r][i].1);
                     c = m.store.deref(m.store.heap[p + 1]);
                 }
-                Cell::Atom(x) if x == crate::engine::atoms::atom::NIL => break,
+                Cell::Atom(x) if x == crate::engine::host::atom::NIL => break,
                 _ => return None,
             }
         }
@@ -1299,7 +1299,7 @@ impl Runtime {
     fn state_term(&self, m: &mut Machine) -> Cell {
         let items: Vec<Cell> = self.state.iter().map(|&f| Runtime::build(m, &self.fluents.terms[f as usize])).collect();
         let list = m.store.new_list(&items);
-        let nil = Cell::Atom(crate::engine::atoms::atom::NIL);
+        let nil = Cell::Atom(crate::engine::host::atom::NIL);
         let gdl = m.atoms.intern("gdl");
         m.store.new_struct(gdl, &[list, nil, nil])
     }
@@ -1308,9 +1308,9 @@ impl Runtime {
 /// `'$gdl_playout'(+State, +Plies0, +Max, -Plies, -End, -Last)`: the
 /// translation's `'$playout'/7` played on the network, for a state at the
 /// start of a round of a game that is not GDL-II; fails otherwise.
-fn bi_playout(m: &mut Machine, a: &[Cell]) -> crate::engine::machine::Res {
+fn bi_playout(m: &mut Machine, a: &[Cell]) -> crate::engine::host::Res {
     let (s, p0, max, out_plies, out_end, out_last) = (a[0], a[1], a[2], a[3], a[4], a[5]);
-    let nil = Cell::Atom(crate::engine::atoms::atom::NIL);
+    let nil = Cell::Atom(crate::engine::host::atom::NIL);
     let (Cell::Int(p0), Cell::Int(max)) = (m.store.deref(p0), m.store.deref(max)) else { return Ok(false) };
     let Cell::Str(p) = m.store.deref(s) else { return Ok(false) };
     let Cell::Fun(f, 3) = m.store.heap[p] else { return Ok(false) };

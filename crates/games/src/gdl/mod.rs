@@ -19,7 +19,7 @@
 mod check;
 mod emit;
 mod eval;
-pub mod ground;
+mod ground;
 pub mod parse;
 
 use crate::syntax::{Diagnostic, Span};

@@ -23,7 +23,6 @@ pub use database::resume_clause_iter;
 use database::*;
 pub(crate) use sortkey::SortKeys;
 use terms::*;
-pub use text::parse_number;
 use text::*;
 
 /// Registers every builtin.
