@@ -26,5 +26,6 @@ pub use tabula_games::{ai, engine, game, gdl, loader, syntax};
 
 pub mod cli;
 pub mod ggp;
+pub mod plan;
 pub mod server;
 pub mod work;

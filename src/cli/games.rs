@@ -1,9 +1,10 @@
 //! `tabula list`, `rules`, `moves`, `perft` and `bench`.
 
-use super::CliError;
-use super::setup::{Finder, GameArgs, Session, StartArgs, find_file, open, open_with, progress};
+use super::{CliError, progress};
 use crate::game::{games_dir, list_games};
-use crate::work::{self, Hooks, Job, Shard, Task, Unit};
+use crate::plan::open::{GameArgs, StartArgs, find_file, open};
+use crate::plan::{BenchArgs, PerftArgs, bench_job, perft_job};
+use crate::work::{self, Hooks, Shard, Task, Unit};
 use serde_json::{Value as Json, json};
 use std::path::PathBuf;
 
@@ -113,51 +114,8 @@ pub fn moves(a: MovesArgs) -> Result<i32, CliError> {
     Ok(0)
 }
 
-#[derive(clap::Args, Debug)]
-pub struct PerftArgs {
-    #[command(flatten)]
-    pub game: GameArgs,
-    /// Count leaves for depths 1..DEPTH.
-    pub depth: u32,
-    #[command(flatten)]
-    pub start: StartArgs,
-    /// The count under each first move, at DEPTH.
-    #[arg(long)]
-    pub divide: bool,
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// One JSON document.
-    #[arg(long)]
-    pub json: bool,
-    /// Threads counting at once (default: every core). The tree is cut a
-    /// few plies deep and its subtrees shared out.
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Count only shard I of N (I from 0 to N-1: a share of the subtrees)
-    /// and print its result as JSON, for `tabula merge`.
-    #[arg(long, value_name = "I/N")]
-    pub shard: Option<Shard>,
-}
-
-/// The start position as a term, or `None` for the initial state.
-fn start_text(s: &mut Session, start: &StartArgs, seed: u64) -> Result<Option<String>, CliError> {
-    if start.state.is_none() && start.after.is_none() {
-        return Ok(None);
-    }
-    let state = s.start(start, seed)?;
-    Ok(Some(s.game.engine().term_text(&state.0)))
-}
-
 fn threads(given: Option<usize>) -> usize {
     given.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1)
-}
-
-/// The perft's job, with the game found by `find`.
-pub fn perft_job(a: &PerftArgs, find: &Finder) -> Result<(Job, Session), CliError> {
-    let mut s = open_with(&a.game, find)?;
-    let start = start_text(&mut s, &a.start, a.seed)?;
-    let task = Task::Perft { depth: a.depth, start, divide: a.divide };
-    Ok((Job::new(&mut s.game, &s.option_pairs, a.seed, task)?, s))
 }
 
 pub fn perft(a: PerftArgs) -> Result<i32, CliError> {
@@ -188,52 +146,6 @@ pub fn perft(a: PerftArgs) -> Result<i32, CliError> {
         super::shards::print(&done, a.shard.is_some(), a.json)?;
     }
     Ok(0)
-}
-
-#[derive(clap::Args, Debug)]
-pub struct BenchArgs {
-    #[command(flatten)]
-    pub game: GameArgs,
-    #[command(flatten)]
-    pub start: StartArgs,
-    /// Number of random playouts (default 1000 unless --seconds is given).
-    #[arg(long)]
-    pub playouts: Option<u64>,
-    /// Play for this many seconds instead (each thread once its engine is
-    /// loaded). Either way the rate counts the seconds spent playing.
-    #[arg(long)]
-    pub seconds: Option<f64>,
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// One JSON document.
-    #[arg(long)]
-    pub json: bool,
-    /// Threads playing at once (default: every core). Playout i is seeded
-    /// with seed + i, so the results do not depend on the thread count.
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Play only shard I of N (I from 0 to N-1: the playouts i with i mod N
-    /// = I) and print its result as JSON, for `tabula merge`.
-    #[arg(long, value_name = "I/N")]
-    pub shard: Option<Shard>,
-}
-
-/// The bench's job, with the game found by `find`.
-pub fn bench_job(a: &BenchArgs, find: &Finder) -> Result<(Job, Session), CliError> {
-    let mut s = open_with(&a.game, find)?;
-    let start = start_text(&mut s, &a.start, a.seed)?;
-    let playouts = match (a.playouts, a.seconds) {
-        (Some(n), _) => n,
-        (None, Some(_)) if a.shard.is_some() => {
-            return Err(CliError(
-                "a shard is a fixed share of the playouts: give --playouts, not --seconds, with --shard".into(),
-            ));
-        }
-        // Until the time is up.
-        (None, Some(_)) => u64::MAX,
-        (None, None) => 1000,
-    };
-    Ok((Job::new(&mut s.game, &s.option_pairs, a.seed, Task::Bench { playouts, start })?, s))
 }
 
 pub fn bench(a: BenchArgs) -> Result<i32, CliError> {

@@ -8,11 +8,12 @@ mod matches;
 mod play;
 mod query;
 mod serve;
-mod setup;
 mod shards;
 mod translate;
 
+use crate::plan::{Batch, PlanError};
 use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 /// tabula: board games defined as logic programs.
@@ -40,29 +41,10 @@ pub enum Command {
     Rules(games::RulesArgs),
     /// The legal moves, in notation.
     Moves(games::MovesArgs),
-    /// Perft counts (leaves of the move tree) for depths 1..DEPTH.
-    Perft(games::PerftArgs),
-    /// Uniformly random playouts: speed, average length, results by seat.
-    ///
-    /// From the initial state each playout gets its own setup (seed + i), so
-    /// a game dealt at random is dealt anew; with --state or --after every
-    /// playout starts from that one position.
-    Bench(games::BenchArgs),
     /// Play a game in the terminal.
     Play(play::PlayArgs),
-    /// Games between computer players, seats rotated: wins, draws, losses
-    /// and a 95% confidence interval per controller (Ctrl-C: report the
-    /// games played so far).
-    Match(matches::MatchArgs),
-    /// A round robin of computer players: every set of as many as the game
-    /// has seats plays --games games, seats rotated; ratings (Elo scale,
-    /// Bradley-Terry) with 95% intervals and the table of scores.
-    Tournament(matches::TournamentArgs),
-    /// Games between computer players (default `mcts:200` in every seat)
-    /// whose positions are written for learning: observations, legal
-    /// action masks, the search's visit distributions, the final returns
-    /// (NumPy .npy files in --out).
-    Selfplay(matches::SelfplayArgs),
+    #[command(flatten)]
+    Batch(crate::plan::Batch),
     /// Combine the shard files of a `match`, `tournament`, `perft` or `bench` run with
     /// `--shard I/N` into the report of the whole run.
     Merge(shards::MergeArgs),
@@ -76,66 +58,6 @@ pub enum Command {
     Ggp(ggp::GgpArgs),
 }
 
-/// A `match`, `tournament`, `selfplay`, `perft` or `bench` run as the command line describes it: a
-/// job to split into shards elsewhere (the Python package runs them on a
-/// Ray cluster), with the rules it runs.
-pub struct Plan {
-    pub job: crate::work::Job,
-    /// The game, to build in each shard (with a GDL game's network).
-    pub spec: crate::game::Spec,
-    /// `--json` was given.
-    pub json: bool,
-    /// Where self-play writes its positions (`--out`).
-    pub out: Option<PathBuf>,
-}
-
-/// Reads a `match`, `perft` or `bench` command line (without `tabula`)
-/// into a [`Plan`], with exactly the command's arguments and errors; the
-/// game is found by `find`.
-pub fn plan(argv: &[String], find: &setup::Finder) -> Result<Plan, CliError> {
-    let cli = Cli::try_parse_from(std::iter::once("tabula".to_string()).chain(argv.iter().cloned()))
-        .map_err(|e| CliError(e.render().to_string().trim_end().trim_start_matches("error: ").to_string()))?;
-    let mut out = None;
-    let (job, session, json, shard) = match cli.command {
-        Command::Match(a) => {
-            let (job, s) = matches::job(&a, find)?;
-            (job, s, a.common.json, a.common.shard)
-        }
-        Command::Tournament(a) => {
-            let (job, s) = matches::tournament_job(&a, find)?;
-            (job, s, a.common.json, a.common.shard)
-        }
-        Command::Selfplay(a) => {
-            let (job, s) = matches::selfplay_job(&a, find)?;
-            out = Some(a.out.clone());
-            (job, s, a.common.json, a.common.shard)
-        }
-        Command::Perft(a) => {
-            let (job, s) = games::perft_job(&a, find)?;
-            (job, s, a.json, a.shard)
-        }
-        Command::Bench(a) => {
-            if a.playouts.is_none() && a.seconds.is_some() {
-                return Err(CliError(
-                    "a run in shards plays a number of playouts: give --playouts, not --seconds".into(),
-                ));
-            }
-            let (job, s) = games::bench_job(&a, find)?;
-            (job, s, a.json, a.shard)
-        }
-        _ => {
-            let name = argv.first().map_or("", String::as_str);
-            return Err(CliError(format!(
-                "`{name}` does not split into shards: the commands that do are match, tournament, selfplay, perft and bench"
-            )));
-        }
-    };
-    if shard.is_some() {
-        return Err(CliError("the run is split into shards for you: leave out --shard".into()));
-    }
-    Ok(Plan { job, spec: session.game.spec().clone(), json, out })
-}
-
 /// An error that ends a command: printed to stderr, exit code 2.
 #[derive(Debug)]
 pub struct CliError(pub String);
@@ -144,6 +66,32 @@ impl<E: std::fmt::Display> From<E> for CliError {
     fn from(e: E) -> Self {
         CliError(e.to_string())
     }
+}
+
+impl From<PlanError> for CliError {
+    fn from(e: PlanError) -> Self {
+        CliError(e.0)
+    }
+}
+
+/// A progress bar or spinner on a terminal; nothing otherwise.
+pub fn progress(len: Option<u64>, message: &str) -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = match len {
+        Some(n) => {
+            let b = indicatif::ProgressBar::new(n);
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {per_sec} eta {eta}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            b
+        }
+        None => indicatif::ProgressBar::new_spinner(),
+    };
+    bar.set_message(message.to_string());
+    Some(bar)
 }
 
 /// A size in bytes: a number with an optional K, M or G (powers of 1024).
@@ -198,12 +146,12 @@ pub fn main() -> i32 {
             Command::List(a) => games::list(a),
             Command::Rules(a) => games::rules(a),
             Command::Moves(a) => games::moves(a),
-            Command::Perft(a) => games::perft(a),
-            Command::Bench(a) => games::bench(a),
             Command::Play(a) => play::run(a),
-            Command::Match(a) => matches::run(a),
-            Command::Tournament(a) => matches::tournament(a),
-            Command::Selfplay(a) => matches::selfplay(a),
+            Command::Batch(Batch::Perft(a)) => games::perft(a),
+            Command::Batch(Batch::Bench(a)) => games::bench(a),
+            Command::Batch(Batch::Match(a)) => matches::run(a),
+            Command::Batch(Batch::Tournament(a)) => matches::tournament(a),
+            Command::Batch(Batch::Selfplay(a)) => matches::selfplay(a),
             Command::Merge(a) => shards::merge(a),
             Command::Serve(a) => serve::run(a),
             Command::Translate(a) => translate::run(a),

@@ -2,10 +2,10 @@
 //! every seat, with undo, hints, saving and resuming records.
 
 use super::CliError;
-use super::setup::{GameArgs, Session, StartArgs, open};
 use crate::ai::{self, Controller, Kind};
 use crate::game::record::Record;
 use crate::game::{LegalMove, Outcome, Play, Secrecy, Shown, State};
+use crate::plan::open::{GameArgs, Session, StartArgs, open};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::io::{BufRead, IsTerminal, Write};
@@ -90,7 +90,7 @@ impl Input {
 
 /// A game in the terminal: the game in progress, and who plays each seat.
 struct Terminal {
-    session: super::setup::Session,
+    session: crate::plan::open::Session,
     controllers: Vec<Controller>,
     play: Play,
     rng: ChaCha8Rng,
@@ -365,7 +365,7 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
         }
         let controller = play.controllers[seat].clone();
         if !controller.is_human() {
-            let bar = super::setup::progress(None, &format!("{mover} ({controller}) is thinking"));
+            let bar = super::progress(None, &format!("{mover} ({controller}) is thinking"));
             if let Some(b) = &bar {
                 b.enable_steady_tick(std::time::Duration::from_millis(100));
             }

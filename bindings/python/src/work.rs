@@ -36,7 +36,7 @@ fn find(name: &str, dir: Option<&Path>) -> Result<(PathBuf, String), GameError> 
 /// shard. Raises `TabulaError` with the command line's own message.
 #[pyfunction]
 pub fn _plan(py: Python<'_>, argv: Vec<String>) -> PyResult<Plan> {
-    let plan = py.detach(|| tabula::cli::plan(&argv, &find)).map_err(|e| error(e.0))?;
+    let plan = py.detach(|| tabula::plan::plan(&argv, &find)).map_err(|e| error(e.0))?;
     let job = serde_json::to_string(&plan.job).map_err(error)?;
     let out = plan.out.map(|o| o.display().to_string());
     let net = tabula::gdl::network_json(&plan.spec).map_err(error)?;

@@ -1,9 +1,8 @@
-//! What the game commands share: finding and loading a game, its options,
-//! the starting position (`--state`, `--after`) and progress display.
+//! A game as a command line names it: finding and loading it, its
+//! options, its seats and the starting position (`--state`, `--after`).
 
-use super::CliError;
+use super::PlanError;
 use crate::game::{Game, GameError, State, find_game, games_dir};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 /// Arguments every game command takes.
@@ -40,13 +39,13 @@ pub struct Session {
 }
 
 /// Parses `NAME=VALUE` pairs.
-pub fn option_pairs(raw: &[String]) -> Result<Vec<(String, String)>, CliError> {
+pub fn option_pairs(raw: &[String]) -> Result<Vec<(String, String)>, PlanError> {
     raw.iter()
         .map(|kv| match kv.split_once('=') {
             Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
                 Ok((k.trim().to_string(), v.trim().to_string()))
             }
-            _ => Err(CliError(format!("--option takes NAME=VALUE, not `{kv}`"))),
+            _ => Err(PlanError(format!("--option takes NAME=VALUE, not `{kv}`"))),
         })
         .collect()
 }
@@ -64,12 +63,12 @@ pub fn find_file(name: &str, dir: Option<&Path>) -> Result<(PathBuf, String), Ga
 }
 
 /// Loads the game named on the command line, printing load warnings.
-pub fn open(a: &GameArgs) -> Result<Session, CliError> {
+pub fn open(a: &GameArgs) -> Result<Session, PlanError> {
     open_with(a, &find_file)
 }
 
 /// Loads the game named on the command line as `find` finds it.
-pub fn open_with(a: &GameArgs, find: &Finder) -> Result<Session, CliError> {
+pub fn open_with(a: &GameArgs, find: &Finder) -> Result<Session, PlanError> {
     let (path, text) = find(&a.game, a.games.as_deref())?;
     let (mut game, warnings) = crate::loader::load_text(&path, &text)?;
     if !warnings.is_empty() {
@@ -83,7 +82,7 @@ pub fn open_with(a: &GameArgs, find: &Finder) -> Result<Session, CliError> {
 
 impl Session {
     /// The start position: `--state`, or the initial state, then `--after`.
-    pub fn start(&mut self, s: &StartArgs, seed: u64) -> Result<State, CliError> {
+    pub fn start(&mut self, s: &StartArgs, seed: u64) -> Result<State, PlanError> {
         let mut state = match &s.state {
             Some(t) => self.game.given_state(t)?,
             None => self.game.initial_state(&self.options, seed)?,
@@ -91,38 +90,18 @@ impl Session {
         if let Some(after) = &s.after {
             for (i, typed) in split_moves(after).into_iter().enumerate() {
                 if self.game.outcome(&state)?.is_some() {
-                    return Err(CliError(format!("--after: the game is over before move {} (`{typed}`)", i + 1)));
+                    return Err(PlanError(format!("--after: the game is over before move {} (`{typed}`)", i + 1)));
                 }
                 let legal = self.game.legal_moves(&state)?;
                 let k = self
                     .game
                     .match_move(&legal, typed)
-                    .map_err(|e| CliError(format!("--after, move {}: {e}", i + 1)))?;
+                    .map_err(|e| PlanError(format!("--after, move {}: {e}", i + 1)))?;
                 state = legal[k].next.clone();
             }
         }
         Ok(state)
     }
-}
-
-/// A progress bar or spinner on a terminal; nothing otherwise.
-pub fn progress(len: Option<u64>, message: &str) -> Option<indicatif::ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = match len {
-        Some(n) => {
-            let b = indicatif::ProgressBar::new(n);
-            b.set_style(
-                indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {per_sec} eta {eta}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            b
-        }
-        None => indicatif::ProgressBar::new_spinner(),
-    };
-    bar.set_message(message.to_string());
-    Some(bar)
 }
 
 /// Moves typed one after another: split at spaces outside brackets, so a
