@@ -281,3 +281,31 @@ fn a_host_answers_first_and_falls_through_to_the_program() {
     // The host's builtin is not the program's to redefine.
     assert!(e.load("q.pl", "'$double'(_, _).\n").has_errors());
 }
+
+/// `scan` hands over each answer as `call` would copy it out, stops when
+/// asked, says which answers are not ground, and reports errors.
+#[test]
+fn scan_sees_the_answers_call_copies_out() {
+    use tabula::engine::{Arg, Tmpl};
+    let mut e = Engine::new();
+    assert!(!e.load("t.pl", "p(a). p(f(X, X, b)). p(3). p([1, 2]). q(_) :- throw(oops).").has_errors());
+    let copied: Vec<Tmpl> =
+        e.call("p", &[Arg::Out], usize::MAX).unwrap().into_iter().map(|mut s| s.remove(0)).collect();
+    let mut seen = Vec::new();
+    e.scan("p", &[Arg::Out], |cells, nvars| {
+        seen.push(Tmpl { cells: cells.to_vec(), nvars });
+        true
+    })
+    .unwrap();
+    assert_eq!(seen, copied);
+    assert_eq!(seen.iter().map(|t| t.nvars).collect::<Vec<_>>(), [0, 1, 0, 0]);
+    let mut n = 0;
+    e.scan("p", &[Arg::Out], |_, _| {
+        n += 1;
+        n < 2
+    })
+    .unwrap();
+    assert_eq!(n, 2, "stops when told");
+    let err = e.scan("q", &[Arg::Out], |_, _| true).unwrap_err();
+    assert!(err.to_string().contains("oops"), "{err}");
+}

@@ -11,9 +11,11 @@ use pyo3::types::PyDict;
 use std::sync::Arc;
 use tabula::game::{self, GameError, Move, Outcome, Play, Shown};
 
-/// What the rules said of a position: its result, whose turn it is and
-/// the legal moves are asked together (one release of the GIL for all
-/// three; each search step needs them all), the rest when first needed.
+/// What the rules said of a position: its result and whose turn it is are
+/// asked with the move that leads to it (in one release of the GIL), the
+/// legal moves, their actions, texts and clicks when first needed (a
+/// learning agent asks only for the actions, found without the moves
+/// being copied out of the engine).
 #[derive(Clone, Default)]
 struct Known {
     /// The result (`Some(None)`: not over).
@@ -55,7 +57,7 @@ impl State {
         self.play.state()
     }
 
-    /// Asks for the result, the player to move and the legal moves, once.
+    /// Asks for the result and the player to move, once.
     fn status(&mut self, py: Python<'_>) -> PyResult<()> {
         if self.known.outcome.is_some() {
             return Ok(());
@@ -73,13 +75,19 @@ impl State {
     /// The legal moves (none when the game is over).
     fn moves(&mut self, py: Python<'_>) -> PyResult<&Vec<Move>> {
         self.status(py)?;
-        Ok(self.known.moves.as_ref().expect("examined"))
+        if self.known.moves.is_none() {
+            let over = matches!(self.known.outcome, Some(Some(_)));
+            let s = self.play.state();
+            let moves = if over { Vec::new() } else { self.core.with(py, |e| e.game.moves(s)).or_raise()? };
+            self.known.moves = Some(moves);
+        }
+        Ok(self.known.moves.as_ref().expect("just listed"))
     }
 
     fn texts(&mut self, py: Python<'_>) -> PyResult<&Vec<String>> {
         if self.known.texts.is_none() {
-            self.status(py)?;
-            let (s, moves) = (self.play.state(), self.known.moves.as_ref().expect("examined"));
+            self.moves(py)?;
+            let (s, moves) = (self.play.state(), self.known.moves.as_ref().expect("listed"));
             let texts = self
                 .core
                 .with(py, |e| moves.iter().map(|m| e.game.notation(s, m)).collect::<Result<Vec<_>, _>>())
@@ -92,8 +100,8 @@ impl State {
     /// Each legal move's clicks, as targets.
     fn move_clicks(&mut self, py: Python<'_>, targets: &Clicks) -> PyResult<&Vec<Vec<usize>>> {
         if self.known.clicks.is_none() {
-            self.status(py)?;
-            let (s, moves) = (self.play.state(), self.known.moves.as_ref().expect("examined"));
+            self.moves(py)?;
+            let (s, moves) = (self.play.state(), self.known.moves.as_ref().expect("listed"));
             let clicks = self
                 .core
                 .with(py, |e| -> Result<_, GameError> {
@@ -155,37 +163,42 @@ impl State {
         if self.known.actions.is_none() {
             let space = self.core.space(py)?;
             self.status(py)?;
-            let moves = self.known.moves.as_ref().expect("examined");
-            let actions = if space.texts.is_some() {
-                // Listed: a lookup here, without the engine.
-                moves.iter().map(|m| space.space.listed_action(m).ok_or_else(|| m.clone())).collect()
+            let actions = if self.known.moves.is_none() && space.space.listed_moves().is_some() {
+                // Listed, the moves not asked for: the engine finds each
+                // move's action without the moves being copied out.
+                let over = matches!(self.known.outcome, Some(Some(_)));
+                let s = self.play.state();
+                if over {
+                    Vec::new()
+                } else {
+                    self.core.with(py, |e| e.game.legal_actions(&space.space, s)).or_raise()?
+                }
             } else {
+                self.moves(py)?;
+                let (s, moves) = (self.play.state(), self.known.moves.as_ref().expect("listed"));
                 self.core
-                    .with(py, |e| -> Result<Result<Vec<usize>, Move>, GameError> {
-                        let mut out = Vec::with_capacity(moves.len());
-                        for m in moves {
-                            match e.game.action_of(&space.space, m)? {
-                                Some(a) => out.push(a),
-                                None => return Ok(Err(m.clone())),
-                            }
-                        }
-                        Ok(Ok(out))
+                    .with(py, |e| -> Result<Vec<usize>, GameError> {
+                        moves
+                            .iter()
+                            .map(|m| e.game.action_of(&space.space, m)?.ok_or_else(|| no_action(e, s, m)))
+                            .collect()
                     })
                     .or_raise()?
-            };
-            let actions = match actions {
-                Ok(a) => a,
-                Err(m) => {
-                    let s = self.play.state();
-                    let t = self.core.with(py, |e| e.game.notation(s, &m)).or_raise()?;
-                    return Err(to_py(GameError::Rules(format!(
-                        "the legal move {t} has no integer action (`tabula check` finds such moves)"
-                    ))));
-                }
             };
             self.known.actions = Some(actions);
         }
         Ok(self.known.actions.as_ref().expect("just set"))
+    }
+
+    /// Legal move `i` of the position (its `i`th action's, when only the
+    /// actions were asked for).
+    fn legal_move(&mut self, py: Python<'_>, i: usize) -> PyResult<Move> {
+        if let Some(moves) = &self.known.moves {
+            return Ok(moves[i].clone());
+        }
+        let a = self.known.actions.as_ref().expect("the actions were listed")[i];
+        let space = self.core.space(py)?;
+        Ok(space.space.listed_moves().expect("a listed space")[a].clone())
     }
 
     /// A click action: it continues the move being clicked, and makes the
@@ -201,7 +214,7 @@ impl State {
         };
         if a == targets.end() {
             let i = made.expect("the end action is legal only where a move is made");
-            let m = self.known.moves.as_ref().expect("examined")[i].clone();
+            let m = self.known.moves.as_ref().expect("listed with the clicks")[i].clone();
             return self.make(py, m);
         }
         self.clicked.push(a);
@@ -209,7 +222,7 @@ impl State {
         if next.is_empty()
             && let Some(i) = made
         {
-            let m = self.known.moves.as_ref().expect("examined")[i].clone();
+            let m = self.known.moves.as_ref().expect("listed with the clicks")[i].clone();
             self.make(py, m)?;
         }
         Ok(())
@@ -224,10 +237,9 @@ impl State {
         let known = self
             .core
             .with(py, |e| -> Result<_, GameError> {
-                let next = e.game.play(play.state(), &mv)?;
-                let known = examine(e, &next)?;
+                let (next, status) = e.game.after(play.state(), &mv)?;
                 play.make_term(&mut e.game, mover, chance, mv, next)?;
-                Ok(known)
+                Ok(known_of(status))
             })
             .or_raise()?;
         self.known = known;
@@ -270,15 +282,19 @@ impl State {
     }
 }
 
-/// The result of `s`, and if it is not over, the player to move and the
-/// legal moves.
+/// The result of `s`, and if it is not over, the player to move.
 fn examine(e: &mut Engine, s: &game::State) -> Result<Known, GameError> {
-    let outcome = e.game.outcome(s)?;
-    let (mover, chance, moves) = match outcome {
-        Some(_) => (None, false, Vec::new()),
-        None => (Some(e.game.to_move(s)?), e.game.chance(s)?, e.game.moves(s)?),
-    };
-    Ok(Known { outcome: Some(outcome), mover, chance, moves: Some(moves), ..Known::default() })
+    e.game.status(s).map(known_of)
+}
+
+fn known_of(s: game::Status) -> Known {
+    Known { outcome: Some(s.outcome), mover: s.mover, chance: s.chance, ..Known::default() }
+}
+
+/// The error of a legal move without an integer action.
+fn no_action(e: &mut Engine, s: &game::State, m: &Move) -> GameError {
+    let t = e.game.notation(s, m).unwrap_or_else(|_| e.game.engine().term_text(&m.0));
+    GameError::Rules(format!("the legal move {t} has no integer action (`tabula check` finds such moves)"))
 }
 
 /// A state from its pickle: the position, the start and the moves made
@@ -433,7 +449,7 @@ impl State {
         let i = self.move_actions(py)?.iter().position(|&a| a as i64 == action);
         match i {
             Some(i) => {
-                let m = self.known.moves.as_ref().expect("listed with the actions")[i].clone();
+                let m = self.legal_move(py, i)?;
                 self.make(py, m)
             }
             None => {
@@ -608,11 +624,11 @@ impl State {
     fn random_playout(&mut self, py: Python<'_>, seed: u64) -> PyResult<()> {
         let mut walk = game::Walk::new(seed);
         while !self.over(py)? {
-            let n = self.moves(py)?.len();
-            if n == 0 {
+            let moves = self.moves(py)?;
+            if moves.is_empty() {
                 return Err(to_py(GameError::Rules("no legal move in a position that is not over".into())));
             }
-            let m = self.known.moves.as_ref().expect("listed")[walk.pick(n)].clone();
+            let m = moves[walk.pick(moves.len())].clone();
             self.make(py, m)?;
         }
         Ok(())

@@ -20,8 +20,6 @@ from __future__ import annotations
 import os
 import re
 
-import numpy as np
-
 __all__ = ["ARRAYS", "load"]
 
 #: The arrays of each shard.
@@ -50,4 +48,8 @@ def load(folder: str) -> dict:
     missing = [i for i in range(count) if i not in shards or len(shards[i]) != len(ARRAYS)]
     if missing:
         raise ValueError(f"{folder}: shards {missing} of {count} are missing or incomplete")
+    # NumPy is imported here, not with the package: `import tabula` stays
+    # light, and starts no BLAS threads beside a game's loop.
+    import numpy as np
+
     return {a: np.concatenate([np.load(shards[i][a]) for i in range(count)]) for a in ARRAYS}

@@ -591,23 +591,7 @@ impl Engine {
     /// Calls `name(args...)` and returns, for each of at most `max`
     /// solutions, the values of the `Out` arguments.
     pub fn call(&mut self, name: &str, args: &[Arg], max: usize) -> Result<Vec<Vec<Tmpl>>, QueryError> {
-        self.reset();
-        let f = self.m.atoms.intern(name);
-        let mut cells = Vec::with_capacity(args.len());
-        let mut outs = Vec::new();
-        for a in args {
-            match a {
-                Arg::In(t) => cells.push(self.m.store.copy_in(t, &mut Vec::new())),
-                Arg::Out => {
-                    let v = self.m.store.new_var();
-                    outs.push(v);
-                    cells.push(v);
-                }
-            }
-        }
-        let goal = self.m.store.new_struct(f, &cells);
-        self.m.roots = outs;
-        self.m.start(goal);
+        self.start_call(name, args);
         let mut results = Vec::new();
         let mut retry = false;
         while results.len() < max {
@@ -632,6 +616,70 @@ impl Engine {
             }
         }
         Ok(results)
+    }
+
+    /// Starts `name(args...)`, its `Out` arguments the machine's roots.
+    fn start_call(&mut self, name: &str, args: &[Arg]) {
+        self.reset();
+        let f = self.m.atoms.intern(name);
+        let mut cells = Vec::with_capacity(args.len());
+        let mut outs = Vec::new();
+        for a in args {
+            match a {
+                Arg::In(t) => cells.push(self.m.store.copy_in(t, &mut Vec::new())),
+                Arg::Out => {
+                    let v = self.m.store.new_var();
+                    outs.push(v);
+                    cells.push(v);
+                }
+            }
+        }
+        let goal = self.m.store.new_struct(f, &cells);
+        self.m.roots = outs;
+        self.m.start(goal);
+    }
+
+    /// Calls `name(args...)`, with one `Out` argument, and hands each
+    /// solution's value to `f` as a template's cells and its number of
+    /// variables (0: ground), without copying it out (the cells are valid during the call
+    /// to `f` only); `f` says whether to go on. What [`Engine::call`] does,
+    /// for a host that only looks at each answer (hashes it, say), with no
+    /// allocation per answer.
+    pub fn scan(
+        &mut self,
+        name: &str,
+        args: &[Arg],
+        mut f: impl FnMut(&[Cell], usize) -> bool,
+    ) -> Result<(), QueryError> {
+        debug_assert_eq!(args.iter().filter(|a| matches!(a, Arg::Out)).count(), 1, "one Out argument");
+        self.start_call(name, args);
+        let mut retry = false;
+        let mut vars = Vec::new();
+        loop {
+            match self.m.solve(retry) {
+                Ok(true) => {
+                    vars.clear();
+                    let root = self.m.roots[0];
+                    match self.m.store.copy_out_scratch(root, &mut vars) {
+                        Ok(cells) => {
+                            if !f(cells, vars.len()) {
+                                return Ok(());
+                            }
+                        }
+                        Err(Cyclic) => {
+                            let e = self.m.cyclic_answer_error();
+                            return Err(self.query_error(e));
+                        }
+                    }
+                    if self.m.choices.is_empty() {
+                        return Ok(());
+                    }
+                    retry = true;
+                }
+                Ok(false) => return Ok(()),
+                Err(e) => return Err(self.query_error(e)),
+            }
+        }
     }
 
     /// Output written by the last call or query and not yet taken.

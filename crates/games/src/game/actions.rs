@@ -10,9 +10,12 @@
 //!   whose moves are too many to list (Domin-Up places 36 tiles anywhere
 //!   on an unbounded table).
 
-use super::{Game, GameError, Move};
+use super::{Game, GameError, Move, State};
+use crate::engine::host::{FastMap, hash_cells};
 use crate::engine::{Arg, Cell, Tmpl, Value};
-use std::collections::HashMap;
+
+/// The end of a chain of actions.
+const NONE: u32 = u32::MAX;
 
 /// A game's moves, numbered.
 #[derive(Clone, Debug)]
@@ -22,9 +25,10 @@ pub struct ActionSpace {
 
 #[derive(Clone, Debug)]
 enum Kind {
-    /// `action_space/2`: the moves, and each move's hash to its actions
-    /// (more than one only when two different moves share a hash).
-    Listed { moves: Vec<Move>, index: HashMap<u64, Vec<u32>> },
+    /// `action_space/2`: the moves, each move's hash to the first of its
+    /// actions, and after each action the next with the same hash
+    /// (`NONE`: no other; two different moves rarely share a hash).
+    Listed { moves: Vec<Move>, index: FastMap<u64, u32>, next: Vec<u32> },
     /// `action_count/2` and `action/3`, with the options to pass them.
     Coded { count: usize, options: Tmpl },
 }
@@ -32,15 +36,23 @@ enum Kind {
 impl ActionSpace {
     /// Numbers `moves`; a move listed twice is an error (which gives it).
     pub fn listed(moves: Vec<Move>) -> Result<ActionSpace, Move> {
-        let mut index: HashMap<u64, Vec<u32>> = HashMap::with_capacity(moves.len());
+        let mut index: FastMap<u64, u32> = FastMap::default();
+        index.reserve(moves.len());
+        let mut next = vec![NONE; moves.len()];
+        // Each action goes in front of the chain of its hash.
         for (i, m) in moves.iter().enumerate() {
-            let same = index.entry(m.0.hash64()).or_default();
-            if same.iter().any(|&j| moves[j as usize] == *m) {
-                return Err(m.clone());
+            let first = index.entry(m.0.hash64()).or_insert(NONE);
+            let mut j = *first;
+            while j != NONE {
+                if moves[j as usize] == *m {
+                    return Err(m.clone());
+                }
+                j = next[j as usize];
             }
-            same.push(i as u32);
+            next[i] = *first;
+            *first = i as u32;
         }
-        Ok(ActionSpace { kind: Kind::Listed { moves, index } })
+        Ok(ActionSpace { kind: Kind::Listed { moves, index, next } })
     }
 
     /// How many actions there are.
@@ -58,9 +70,22 @@ impl ActionSpace {
     /// The action of a listed move (no engine needed); `None` for a move
     /// the list does not have, and for every move of a coded space.
     pub fn listed_action(&self, m: &Move) -> Option<usize> {
+        self.listed_action_of_cells(&m.0.cells)
+    }
+
+    /// [`ActionSpace::listed_action`] of a ground move given as a
+    /// template's cells.
+    fn listed_action_of_cells(&self, cells: &[Cell]) -> Option<usize> {
         match &self.kind {
-            Kind::Listed { moves, index } => {
-                index.get(&m.0.hash64())?.iter().map(|&i| i as usize).find(|&i| moves[i] == *m)
+            Kind::Listed { moves, index, next } => {
+                let mut i = *index.get(&hash_cells(cells))?;
+                while i != NONE {
+                    if *moves[i as usize].0.cells == *cells {
+                        return Some(i as usize);
+                    }
+                    i = next[i as usize];
+                }
+                None
             }
             Kind::Coded { .. } => None,
         }
@@ -117,6 +142,50 @@ impl Game {
             let t = self.move_text(&m).unwrap_or_else(|_| self.engine.term_text(&m.0));
             GameError::Rules(format!("action_space/2 lists the move {t} twice"))
         })
+    }
+
+    /// The actions of the legal moves of `s`, in the order of
+    /// [`Game::moves`]. With a listed space and `move/2`, each move is
+    /// looked up as the engine finds it, with no move copied out of the
+    /// engine (what a learning agent's step asks, every ply). A legal move
+    /// the space does not have is an error.
+    pub fn legal_actions(&mut self, space: &ActionSpace, s: &State) -> Result<Vec<usize>, GameError> {
+        if matches!(space.kind, Kind::Coded { .. }) || !self.has("move", 2) {
+            let moves = self.moves(s)?;
+            let mut out = Vec::with_capacity(moves.len());
+            for m in &moves {
+                match self.action_of(space, m)? {
+                    Some(a) => out.push(a),
+                    None => return Err(self.no_action(m)),
+                }
+            }
+            return Ok(out);
+        }
+        let mut out = Vec::new();
+        // The first move the space lacks, or that is not ground.
+        let mut stray: Option<Tmpl> = None;
+        let scanned = self.engine.scan("move", &[Arg::In(&s.0), Arg::Out], |cells, nvars| {
+            match space.listed_action_of_cells(cells).filter(|_| nvars == 0) {
+                Some(a) => out.push(a),
+                None => stray = Some(Tmpl { cells: cells.into(), nvars }),
+            }
+            stray.is_none()
+        });
+        scanned.map_err(|e| super::rules_error("move/2", e))?;
+        match stray {
+            None => Ok(out),
+            Some(t) if t.nvars == 0 => Err(self.no_action(&Move(t))),
+            Some(t) => {
+                let t = self.engine.term_text(&t);
+                Err(GameError::Rules(format!("move/2 gave a move that is not ground: {t}")))
+            }
+        }
+    }
+
+    /// The error of a legal move without an action.
+    fn no_action(&mut self, m: &Move) -> GameError {
+        let t = self.move_text(m).unwrap_or_else(|_| self.engine.term_text(&m.0));
+        GameError::Rules(format!("the legal move {t} has no integer action (`tabula check` finds such moves)"))
     }
 
     /// The action of a move; `None` if the space does not have it.

@@ -235,15 +235,17 @@ impl Game {
         out
     }
 
-    /// What is wrong with the integer actions of the legal moves: a move
-    /// without one, or (numbered by `action/3`) an action that does not
-    /// give its move back.
-    fn action_problem(&mut self, space: &ActionSpace, legal: &[LegalMove]) -> Option<String> {
+    /// What is wrong with the integer actions of the legal moves of `s`: a
+    /// move without one, (numbered by `action/3`) an action that does not
+    /// give its move back, or actions listed apart from the moves
+    /// ([`Game::legal_actions`]) that are not theirs.
+    fn action_problem(&mut self, space: &ActionSpace, s: &State, legal: &[LegalMove]) -> Option<String> {
         let what = if space.listed_moves().is_some() { "action_space/2" } else { "action/3" };
+        let mut actions = Vec::with_capacity(legal.len());
         for m in legal {
             match self.action_of(space, &m.mv) {
                 Ok(Some(a)) => match self.move_of(space, a) {
-                    Ok(Some(back)) if back == m.mv => {}
+                    Ok(Some(back)) if back == m.mv => actions.push(a),
                     Ok(_) => {
                         return Some(format!(
                             "action/3 numbers the move {} {a}, but gives action {a} another move",
@@ -256,7 +258,14 @@ impl Game {
                 Err(e) => return Some(e.to_string()),
             }
         }
-        None
+        let mut listed = match self.legal_actions(space, s) {
+            Ok(a) => a,
+            Err(e) => return Some(e.to_string()),
+        };
+        actions.sort_unstable();
+        listed.sort_unstable();
+        (listed != actions)
+            .then(|| format!("the legal moves' actions are {actions:?}, but listed from move/2 they are {listed:?}"))
     }
 
     /// What is wrong with the observations of `s`: one that the rules'
@@ -394,7 +403,7 @@ impl Game {
                     }
                 }
                 if let Some(space) = &space
-                    && let Some(p) = self.action_problem(space, &legal)
+                    && let Some(p) = self.action_problem(space, &state, &legal)
                 {
                     report(p, g, ply);
                 }

@@ -48,3 +48,19 @@
     !.
 '$random_move'(built, S, S2) :-
     '$sample'(S1, move(S, _, S1), S2).
+
+% '$status'(+State, +Chance, -Status): over(Result) when the game is over,
+% else to_move(Player, C), C = true where chance makes the move (asked
+% only when Chance = true: the rules define chance/1).
+'$status'(S, _, over(R)) :- game_over(S, R), !.
+'$status'(S, Chance, to_move(P, C)) :-
+    to_move(S, P),
+    !,
+    (   Chance == true, chance(S) -> C = true ; C = false ).
+
+% '$after'(+State, +Move, +Chance, -Next, -Status): the position after a
+% legal move, and its status.
+'$after'(S, M, Chance, S2, St) :-
+    move(S, M, S2),
+    !,
+    '$status'(S2, Chance, St).

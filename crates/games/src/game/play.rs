@@ -394,4 +394,35 @@ mod tests {
         assert_eq!(p.steps()[1].text(), Some("pick(1)"));
         assert_eq!(p.history(&mut g, "b").unwrap()[1], "(a has chosen)");
     }
+
+    #[test]
+    fn status_and_after_say_what_the_queries_one_by_one_say() {
+        use crate::game::Status;
+        let (mut g, p) = guess();
+        let s = p.state().clone();
+        let dealer = Status { outcome: None, mover: Some("dealer".into()), chance: true };
+        assert_eq!(g.status(&s).unwrap(), dealer);
+        let deals = g.legal_moves(&s).unwrap();
+        let (next, st) = g.after(&s, &deals[1].mv).unwrap();
+        assert_eq!(next, deals[1].next);
+        assert_eq!(st, Status { outcome: None, mover: Some("a".into()), chance: false });
+        let e = g.after(&next, &deals[0].mv).unwrap_err();
+        assert!(matches!(e, GameError::IllegalMove { .. }), "a deal when a is to pick: {e}");
+        let mut s = next;
+        for _ in 0..2 {
+            let m = g.legal_moves(&s).unwrap().remove(0);
+            let (n, st) = g.after(&s, &m.mv).unwrap();
+            assert_eq!(st.outcome, g.outcome(&n).unwrap());
+            s = n;
+        }
+        let st = g.status(&s).unwrap();
+        assert!(st.outcome.is_some() && st.mover.is_none(), "{st:?}");
+        // Where to_move/2 fails, the error is to_move/2's.
+        let broken =
+            "title(b). players(_, [a]). initial_state(_, s). to_move(t, a). move(s, go, s). game_over(t, draw).";
+        let (mut g, _) = Spec::new(Path::new("broken.rules"), broken).build().unwrap();
+        let o = g.options_term(&[]).unwrap();
+        let s = g.initial_state(&o, 0).unwrap();
+        assert_eq!(g.status(&s).unwrap_err().to_string(), g.to_move(&s).unwrap_err().to_string());
+    }
 }
