@@ -144,6 +144,9 @@ pub struct Core {
     pub has_hidden_moves: bool,
     pub has_private_moves: bool,
     pub has_chance: bool,
+    /// Whether a move's notation depends on the position (`notation/3`);
+    /// if not, a listed move's text is its action's.
+    pub notation_needs_position: bool,
 }
 
 impl Core {
@@ -289,6 +292,7 @@ pub fn load(py: Python<'_>, name_or_path: &str, options: Option<&Bound<'_, PyDic
                 has_hidden_moves: g.has("hidden_move", 1),
                 has_private_moves: g.has("private_move", 1),
                 has_chance: g.has("chance", 1),
+                notation_needs_position: g.has("notation", 3),
                 actions: OnceLock::new(),
                 loaded_as,
                 engine: Mutex::new(Engine { game: g, options, players, observer: None }),

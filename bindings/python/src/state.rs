@@ -85,6 +85,11 @@ impl State {
     }
 
     fn texts(&mut self, py: Python<'_>) -> PyResult<&Vec<String>> {
+        if self.known.texts.is_none()
+            && let Some(texts) = self.texts_of_actions(py)
+        {
+            self.known.texts = Some(texts);
+        }
         if self.known.texts.is_none() {
             self.moves(py)?;
             let (s, moves) = (self.play.state(), self.known.moves.as_ref().expect("listed"));
@@ -95,6 +100,20 @@ impl State {
             self.known.texts = Some(texts);
         }
         Ok(self.known.texts.as_ref().expect("just set"))
+    }
+
+    /// The legal moves' texts as their actions' (listed once for the
+    /// game), where a move's notation does not depend on the position:
+    /// no move copied out of the engine, none named again. `None` where
+    /// that is not so, or a legal move has no action (the moves then say).
+    fn texts_of_actions(&mut self, py: Python<'_>) -> Option<Vec<String>> {
+        if !self.core.has_actions || self.core.notation_needs_position {
+            return None;
+        }
+        let Ok(Actions::Moves(n)) = self.core.actions(py) else { return None };
+        let texts = n.texts.as_ref()?;
+        let actions = self.move_actions(py).ok()?;
+        Some(actions.iter().map(|&a| texts[a].clone()).collect())
     }
 
     /// Each legal move's clicks, as targets.
@@ -251,10 +270,15 @@ impl State {
     fn find_typed(&mut self, py: Python<'_>, typed: &str) -> PyResult<usize> {
         self.texts(py)?;
         let texts = self.known.texts.as_ref().expect("just listed");
-        let moves = self.known.moves.as_ref().expect("listed with the texts");
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let moves: Vec<&Move> = moves.iter().collect();
-        self.core.with(py, |e| e.game.match_text(&moves, &refs, typed)).or_raise()
+        match &self.known.moves {
+            Some(moves) => {
+                let moves: Vec<&Move> = moves.iter().collect();
+                self.core.with(py, |e| e.game.match_text(&moves, &refs, typed)).or_raise()
+            }
+            // Named by their actions: a notation that needs no position.
+            None => game::match_typed(&refs, typed).map_err(to_py),
+        }
     }
 
     /// The moves made, as `viewer` may see them (a move still hidden from
@@ -434,7 +458,7 @@ impl State {
             )));
         }
         let i = self.find_typed(py, &text)?;
-        let m = self.known.moves.as_ref().expect("listed with the texts")[i].clone();
+        let m = self.legal_move(py, i)?;
         self.make(py, m)
     }
 

@@ -48,6 +48,26 @@ def test_a_game_is_played_by_notation_and_by_action():
     assert sorted(state.legal_actions()) == state.legal_actions()
 
 
+@pytest.mark.parametrize("name", ["breakthrough", "connect4", "tictactoe", "nim", "pig", "chess"])
+def test_each_legal_move_text_makes_the_move_it_names(name):
+    # Texts found through the actions (games whose notation needs no
+    # position) or through the moves (chess): each makes a move that is
+    # named, in the position it was made in, as the text said, and the
+    # texts are as many as the moves and the actions.
+    state = tabula.load(name).new_state(seed=3)
+    rng = __import__("random").Random(7)
+    for _ in range(12):
+        if state.is_over():
+            break
+        texts = state.legal_moves()
+        assert len(texts) == len(set(texts)) == state.perft(1) == len(state.legal_actions())
+        for text in texts:
+            after = state.clone()
+            after.apply(text)
+            assert after.history()[-1] == text, (name, text)
+        state.apply_action(rng.choice(state.legal_actions()))
+
+
 def test_an_illegal_move_raises_and_changes_nothing():
     state = tabula.load("breakthrough").new_state()
     before = state.term
