@@ -50,6 +50,12 @@ def main():
         rows.append(("OpenSpiel C++ breakthrough, from Python", rate, length))
     except ImportError:
         rows.append(("OpenSpiel (not installed)", float("nan"), float("nan")))
+    rate, length = python_loop(
+        game.new_state, lambda s: s.legal_moves(), lambda s, m: s.apply(m), lambda s: s.is_over(), seconds
+    )
+    rows.append(("tabula, Python API by text (legal_moves / apply)", rate, length))
+    playouts, plies, spent = game._step_playouts(seconds, 1)
+    rows.append(("tabula, the same steps in Rust (the engine's cost)", playouts / spent, plies / playouts))
     report = game.bench(playouts=max(200, int(rows[0][1] * seconds)), seed=1)
     rows.append(
         ("tabula, playouts inside the engine (Game.bench)", report["playouts_per_second"], report["plies"] / report["playouts"])
@@ -57,6 +63,11 @@ def main():
     print(f"{'Breakthrough 8x8, random playouts, one thread':52} {'playouts/s':>11} {'plies/game':>11}")
     for name, rate, length in rows:
         print(f"{name:52} {rate:11.1f} {length:11.2f}")
+    # The Python layer's cost a ply: the API's loop against the same steps
+    # in Rust.
+    api, rust = rows[0], rows[3]
+    layer = (1 / (api[1] * api[2]) - 1 / (rust[1] * rust[2])) * 1e6
+    print(f"the Python layer's cost a ply (integer actions): {layer:.1f} us")
 
 
 if __name__ == "__main__":
