@@ -26,6 +26,7 @@ pub use tabula_games::{ai, engine, game, gdl, loader, syntax};
 
 pub mod cli;
 pub mod ggp;
+pub mod lsp;
 pub mod plan;
 pub mod server;
 pub mod work;

@@ -56,6 +56,18 @@ pub enum Command {
     /// Play General Game Playing matches: a GGP protocol player over HTTP
     /// (INFO, START, PLAY, STOP, ABORT, PREVIEW), one match at a time.
     Ggp(ggp::GgpArgs),
+    /// A language server for `.rules` and `.kif` files, over stdio (for
+    /// an editor to start): diagnostics as you type, symbols, go to
+    /// definition, references, hover, completion, quick fixes.
+    Lsp(LspArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct LspArgs {
+    /// Talk over stdin and stdout (the only way; accepted because editors
+    /// pass it).
+    #[arg(long)]
+    pub stdio: bool,
 }
 
 /// An error that ends a command: printed to stderr, exit code 2.
@@ -156,6 +168,7 @@ pub fn main() -> i32 {
             Command::Serve(a) => serve::run(a),
             Command::Translate(a) => translate::run(a),
             Command::Ggp(a) => ggp::run(a),
+            Command::Lsp(_) => crate::lsp::run(),
         };
         match result {
             Ok(code) => code,

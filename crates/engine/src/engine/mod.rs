@@ -97,6 +97,17 @@ impl LoadReport {
     }
 }
 
+/// Where a predicate comes from ([`Engine::predicates`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A control construct or a builtin written in Rust.
+    Builtin,
+    /// The library (`prelude.pl`).
+    Library,
+    /// The program loaded.
+    Program,
+}
+
 /// Counters of the engine.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Statistics {
@@ -774,6 +785,30 @@ impl Engine {
         }
         let c = self.m.store.copy_in(t, &mut Vec::new());
         view(&self.m, c, 0)
+    }
+
+    /// Every predicate the engine knows, sorted, with where it comes from:
+    /// the control constructs and builtins, the library's, the program's
+    /// (those with clauses, or dynamic). What an editor completes and
+    /// tells apart.
+    pub fn predicates(&self) -> Vec<(String, u32, Origin)> {
+        let mut v: Vec<(String, u32, Origin)> = (self.m.db.iter())
+            .filter_map(|(&(a, n), e)| {
+                let origin = match e {
+                    db::Entry::Control(_) | db::Entry::Builtin(_) => Origin::Builtin,
+                    db::Entry::User(i) => {
+                        let p = &self.m.db.preds[*i];
+                        if p.clauses.is_empty() && !p.dynamic {
+                            return None;
+                        }
+                        if p.library { Origin::Library } else { Origin::Program }
+                    }
+                };
+                Some((self.m.atoms.name(a).to_string(), n, origin))
+            })
+            .collect();
+        v.sort_by(|x, y| (&x.0, x.1).cmp(&(&y.0, y.1)));
+        v
     }
 
     /// The arities with which `name` is defined (clauses or dynamic).
