@@ -178,6 +178,13 @@ fn a_game_with_mistakes_gets_diagnostics_and_answers_about_its_predicates() {
     let hover = c.at("textDocument/hover", uri, set_arg, json!({}));
     assert_eq!(hover["contents"]["value"], "**set_arg/4**: a builtin of the engine");
 
+    // Renamed: its head and both calls; a builtin is not the file's.
+    let edit = c.at("textDocument/rename", uri, call, json!({"newName": "step_of"}));
+    let edits = edit["changes"][uri].as_array().unwrap();
+    assert_eq!(edits.len(), 3);
+    assert!(edits.iter().all(|e| e["newText"] == "step_of"));
+    assert_eq!(c.at("textDocument/rename", uri, set_arg, json!({"newName": "put"})), Value::Null);
+
     // The outline: every predicate, in order.
     let symbols = c.request("textDocument/documentSymbol", json!({"textDocument": {"uri": uri}}));
     let names: Vec<&str> = symbols.as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();

@@ -9,8 +9,8 @@
 //! - Document and workspace symbols (each predicate), go to definition,
 //!   find references, hover (a predicate's clauses and the comment above
 //!   it; a builtin or library predicate says so), completion of the
-//!   predicates the file can call, and a quick fix for a singleton
-//!   variable (`X` to `_X`).
+//!   predicates the file can call, renaming a predicate, and a quick fix
+//!   for a singleton variable (`X` to `_X`).
 
 mod analysis;
 
@@ -40,6 +40,7 @@ pub fn run() -> Result<i32, CliError> {
         "workspaceSymbolProvider": true,
         "completionProvider": {},
         "codeActionProvider": true,
+        "renameProvider": true,
     });
     let info =
         json!({"capabilities": capabilities, "serverInfo": {"name": "tabula", "version": env!("CARGO_PKG_VERSION")}});
@@ -150,6 +151,16 @@ impl Server {
             "textDocument/hover" => self.at(&req).map(|(_, d, key)| hover(&d.analysis, &key)),
             "textDocument/completion" => self.doc(&req).map(|d| completion(d, &req.params["position"])),
             "textDocument/codeAction" => self.doc(&req).map(|d| code_actions(&req.params, d)),
+            "textDocument/rename" => {
+                let new = req.params["newName"].as_str().unwrap_or("").to_string();
+                if !is_plain_atom(&new) {
+                    let message = format!(
+                        "`{new}` is not a name a predicate can have unquoted (a lowercase letter, then letters, digits, _)"
+                    );
+                    return Response::new_err(req.id, lsp_server::ErrorCode::InvalidParams as i32, message);
+                }
+                self.at(&req).map(|(uri, d, key)| rename(uri, d, &key, &new))
+            }
             _ => {
                 let message = format!("tabula lsp does not answer {}", req.method);
                 return Response::new_err(req.id, lsp_server::ErrorCode::MethodNotFound as i32, message);
@@ -286,6 +297,25 @@ fn completion(d: &Doc, position: &Value) -> Value {
         })
         .collect();
     json!(items)
+}
+
+/// Whether `name` is an atom written without quotes.
+fn is_plain_atom(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase()) && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// A predicate renamed in every clause head and every call of the file
+/// (a builtin or library predicate is not the file's to rename).
+fn rename(uri: &str, d: &Doc, key: &Key, new: &str) -> Value {
+    if d.analysis.known.get(key) != Some(&Origin::Program) {
+        return Value::Null;
+    }
+    let edits: Vec<Value> = (d.analysis.occurrences.iter())
+        .filter(|o| &o.key == key)
+        .map(|o| json!({"range": d.analysis.text.range(o.span), "newText": new}))
+        .collect();
+    json!({"changes": {uri: edits}})
 }
 
 /// Quick fixes: a singleton variable `X` renamed `_X`.
