@@ -2,6 +2,7 @@
 //! file per subcommand.
 
 mod check;
+mod coverage;
 mod games;
 mod ggp;
 mod matches;
@@ -56,6 +57,9 @@ pub enum Command {
     /// Play General Game Playing matches: a GGP protocol player over HTTP
     /// (INFO, START, PLAY, STOP, ABORT, PREVIEW), one match at a time.
     Ggp(ggp::GgpArgs),
+    /// Which rules random games never use: the clauses that never ran and
+    /// the goals that never succeeded, over random games.
+    Coverage(coverage::CoverageArgs),
     /// A language server for `.rules` and `.kif` files, over stdio (for
     /// an editor to start): diagnostics as you type, symbols, go to
     /// definition, references, hover, completion, quick fixes.
@@ -169,6 +173,7 @@ pub fn main() -> i32 {
             Command::Translate(a) => translate::run(a),
             Command::Ggp(a) => ggp::run(a),
             Command::Lsp(_) => crate::lsp::run(),
+            Command::Coverage(a) => coverage::run(a),
         };
         match result {
             Ok(code) => code,

@@ -747,8 +747,10 @@ fn build_operand(p: Pair<Rule>, src: &str, offset: usize) -> Result<Ast, Diagnos
                 }
             }
             let mut list = tail;
-            for e in elems.into_iter().rev() {
-                let sp = e.span().join(list.span());
+            let n = elems.len();
+            for (i, e) in elems.into_iter().rev().enumerate() {
+                // The whole list, brackets and all, is the first cell's.
+                let sp = if i + 1 == n { span } else { e.span().join(list.span()) };
                 list = Ast::Compound("[|]".into(), vec![e, list], sp);
             }
             list

@@ -5,6 +5,7 @@
 
 pub mod actions;
 pub mod check;
+pub mod coverage;
 pub mod observe;
 pub mod play;
 pub mod record;
