@@ -289,3 +289,41 @@ fn coverage_finds_the_rules_random_games_never_use() {
     assert_eq!(code, 2);
     assert!(err.contains("coverage counts the clauses of a .rules file"), "{err}");
 }
+
+/// `explain` says why a move is refused from the rules: the goal that
+/// failed, where, with the values of its variables, inside the
+/// predicates it calls; in a game with hidden pieces it shows no value.
+#[test]
+fn explain_says_which_rule_refuses_a_move() {
+    let (out, err, code) = run(&["explain", "breakthrough", "e1-e2"], None);
+    assert_eq!(code, 1, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "`e1-e2` is not a legal move for white here:");
+    assert!(lines[1].starts_with("games/breakthrough.rules:47:5: in move/3, `piece_move(P, R, C, B, X1, Y1, X2, Y2, I, J, Me, Captured)` failed, with P = white"), "{out}");
+    assert_eq!(
+        lines[2],
+        "  games/breakthrough.rules:96:5: in piece_move/12, `landing(DX, Target, Me, Captured)` failed, with Me = w, DX = 0, Target = w"
+    );
+
+    let (out, _, code) = run(&["explain", "connect4", "4", "--after", "4 4 4 4 4 4"], None);
+    assert_eq!(code, 1);
+    assert!(out.ends_with("  games/connect4.rules:66:5: in column/5, `N < R` failed, with R = 6, N = 6\n"), "{out}");
+
+    // Hidden hands: the rules run on a re-deal, and no value is shown.
+    let (out, _, code) = run(&["explain", "domin-up", "-o", "players=2", "place(1-7,-2,0,-1,0)"], None);
+    assert_eq!(code, 1);
+    assert!(out.contains("values are not shown"), "{out}");
+    assert!(out.lines().skip(2).all(|l| l.ends_with("failed") || !l.contains("failed")), "{out}");
+    assert!(!out.contains(", with "), "a value shown: {out}");
+
+    let (out, _, code) = run(&["explain", "breakthrough", "a2-a3", "--json"], None);
+    assert_eq!((out.trim(), code), (r#"{"legal":true,"move":"a2-a3"}"#, 0));
+    let (out, _, code) = run(&["explain", "hasami-shogi", "a1-a9", "--json"], None);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["clauses"][0]["kind"], "failed");
+    assert_eq!(v["clauses"][0]["inside"][0]["goal"], "slide(B, X1, Y1, DX, DY, X2, Y2)");
+    let (_, err, code) = run(&["explain", "breakthrough", "e2-e4"], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("`e2-e4` names no move of breakthrough"), "{err}");
+}

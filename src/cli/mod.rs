@@ -3,6 +3,7 @@
 
 mod check;
 mod coverage;
+mod explain;
 mod games;
 mod ggp;
 mod matches;
@@ -57,6 +58,11 @@ pub enum Command {
     /// Play General Game Playing matches: a GGP protocol player over HTTP
     /// (INFO, START, PLAY, STOP, ABORT, PREVIEW), one match at a time.
     Ggp(ggp::GgpArgs),
+    /// Why a move is not legal, from the rules: for each clause of
+    /// `move/3`, the first goal that failed and the values of its
+    /// variables, and inside the predicates it calls. Exit code 1 for an
+    /// illegal move, 0 for a legal one.
+    Explain(explain::ExplainArgs),
     /// Which rules random games never use: the clauses that never ran and
     /// the goals that never succeeded, over random games.
     Coverage(coverage::CoverageArgs),
@@ -174,6 +180,7 @@ pub fn main() -> i32 {
             Command::Ggp(a) => ggp::run(a),
             Command::Lsp(_) => crate::lsp::run(),
             Command::Coverage(a) => coverage::run(a),
+            Command::Explain(a) => explain::run(a),
         };
         match result {
             Ok(code) => code,

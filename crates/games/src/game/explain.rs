@@ -1,0 +1,318 @@
+//! "Why is this move illegal?", answered from the rules: each clause of
+//! `move/3` is run with the position and the move given, one goal more at
+//! a time, and the first goal that fails is reported with its place and
+//! the values its variables had; where that goal calls a predicate of the
+//! file, its clauses are explained the same way inside it (three levels
+//! down). The goals are the file's own text, run as queries, so the
+//! variables keep the names the designer gave them.
+
+use super::{Game, GameError, Move, State};
+use crate::engine::Limits;
+use crate::syntax::{self, Ast, Span};
+use std::time::Duration;
+
+/// How deep explanations go into the predicates a failed goal calls.
+const DEPTH: usize = 3;
+
+/// What one clause says of the move.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Why {
+    /// The clause's head does not match the position and the move (it is
+    /// for other moves).
+    Head { predicate: String, line: usize },
+    /// A goal failed: its place, its text, the values of its variables
+    /// then, and, for a call of the file's own predicate, why its clauses
+    /// failed.
+    Failed {
+        predicate: String,
+        line: usize,
+        column: usize,
+        goal: String,
+        values: Vec<(String, String)>,
+        inside: Vec<Why>,
+    },
+    /// Every goal succeeded: by this clause the move is legal.
+    Holds { predicate: String, line: usize },
+}
+
+/// A clause of the file: its head and body goals, as written.
+struct ClauseText {
+    head: String,
+    goals: Vec<(String, Span)>,
+    /// The variables' names.
+    vars: Vec<String>,
+    line: usize,
+}
+
+impl Game {
+    /// Why `mv` is not a legal move in `s`, clause by clause of `move/3`.
+    /// Only a `.rules` file's clauses can be read.
+    pub fn explain(&mut self, s: &State, mv: &Move) -> Result<Vec<Why>, GameError> {
+        let src = self.spec().source().to_string();
+        if super::is_gdl(self.spec().path()) {
+            return Err(GameError::Rules(
+                "a GDL game's rules are its translation's: explain reads .rules files".into(),
+            ));
+        }
+        let state = self.engine().term_text(&s.0);
+        let m = self.engine().term_text(&mv.0);
+        let saved = self.engine().limits().clone();
+        self.engine().set_limits(Limits { timeout: Some(Duration::from_secs(2)), ..saved.clone() });
+        let out = explain_goal(self, &src, "", &format!("move({state}, {m}, _)"), ("move", 3), DEPTH);
+        self.engine().set_limits(saved);
+        out
+    }
+
+    /// The move a person typed, legal or not: with numbered moves
+    /// (`action_space/2`), the one written so; else the move `notation/2`
+    /// reads it as (where it reads backwards), or the text as a ground
+    /// term. `None`: no move of the game is written so.
+    pub fn move_named(&mut self, options: &crate::engine::Tmpl, typed: &str) -> Result<Option<Move>, GameError> {
+        let t: String = typed.split_whitespace().collect();
+        if let Some(space) = self.action_space(options)?
+            && let Some(moves) = space.listed_moves()
+        {
+            for m in moves {
+                if self.move_text(m)?.split_whitespace().collect::<String>().eq_ignore_ascii_case(&t) {
+                    return Ok(Some(m.clone()));
+                }
+            }
+            return Ok(None);
+        }
+        if self.has("notation", 2)
+            && let Ok(text) = self.engine().parse_term(&crate::engine::format_atom(typed.trim(), true))
+            && let Ok(r) = self.engine().call("notation", &[crate::engine::Arg::Out, crate::engine::Arg::In(&text)], 1)
+            && let Some(m) = r.into_iter().next().and_then(|mut r| r.pop()).filter(|m| m.nvars == 0)
+        {
+            return Ok(Some(Move(m)));
+        }
+        Ok(self.engine().parse_term(typed).ok().filter(|m| m.nvars == 0).map(Move))
+    }
+}
+
+/// The clauses of `name/arity` in `src`, each with its variables renamed
+/// with `suffix` (so that goals of several clauses run in one query), and
+/// as written (for the report).
+fn clauses(src: &str, (name, arity): (&str, usize), suffix: &str) -> Vec<(ClauseText, ClauseText)> {
+    let program = syntax::parse_program(src);
+    let mut out = Vec::new();
+    for c in &program.clauses {
+        let (head, body) = match &c.term {
+            Ast::Compound(f, args, _) if f == ":-" && args.len() == 2 => (&args[0], Some(&args[1])),
+            t => (t, None),
+        };
+        if !matches!(head, Ast::Compound(n, args, _) if n == name && args.len() == arity) {
+            continue;
+        }
+        let text = &src[c.span.start..c.span.end];
+        let written = clause_text(src, head, body, &c.vars, c.span.start);
+        // The clause again, its variables renamed.
+        let mut renamed = text.to_string();
+        let mut places: Vec<(usize, usize)> = (c.vars.iter())
+            .filter(|(v, _)| v != "_")
+            .flat_map(|(v, spans)| spans.iter().map(move |s| (s.end - c.span.start, v.len())))
+            .collect();
+        places.sort_by(|a, b| b.cmp(a));
+        for (end, _) in places {
+            renamed.insert_str(end, suffix);
+        }
+        let renamed = format!("{}.", renamed.trim_end().trim_end_matches('.'));
+        let parsed = syntax::parse_program(&renamed);
+        let Some(r) = parsed.clauses.first() else { continue };
+        let (rh, rb) = match &r.term {
+            Ast::Compound(f, args, _) if f == ":-" && args.len() == 2 => (&args[0], Some(&args[1])),
+            t => (t, None),
+        };
+        let mut query = clause_text(&renamed, rh, rb, &r.vars, 0);
+        query.line = written.line;
+        out.push((query, written));
+    }
+    out
+}
+
+fn clause_text(src: &str, head: &Ast, body: Option<&Ast>, vars: &[(String, Vec<Span>)], base: usize) -> ClauseText {
+    let slice = |s: Span| src[s.start..s.end].to_string();
+    let mut goals = Vec::new();
+    if let Some(b) = body {
+        let mut conj = Vec::new();
+        conjuncts(b, &mut conj);
+        goals = conj.into_iter().map(|g| (slice(span_of(g)), span_of(g))).collect();
+    }
+    ClauseText {
+        head: slice(span_of(head)),
+        goals,
+        vars: vars.iter().map(|(v, _)| v.clone()).filter(|v| !v.starts_with('_')).collect(),
+        line: syntax::diag::line_col(src, base.max(span_of(head).start)).0,
+    }
+}
+
+fn span_of(t: &Ast) -> Span {
+    match t {
+        Ast::Var(_, s) | Ast::Atom(_, s) | Ast::Int(_, s) | Ast::Float(_, s) | Ast::Str(_, s) => *s,
+        Ast::Compound(_, _, s) => *s,
+    }
+}
+
+fn conjuncts<'a>(t: &'a Ast, out: &mut Vec<&'a Ast>) {
+    match t {
+        Ast::Compound(f, args, _) if f == "," && args.len() == 2 => {
+            conjuncts(&args[0], out);
+            conjuncts(&args[1], out);
+        }
+        _ => out.push(t),
+    }
+}
+
+/// Whether `query` has an answer; its first answer's bindings.
+fn first(game: &mut Game, query: &str) -> Result<Option<Vec<(String, String)>>, GameError> {
+    let mut q = game.engine().query(query).map_err(|e| GameError::Rules(format!("explain: {e}")))?;
+    match q.next() {
+        None => Ok(None),
+        Some(Ok(a)) => Ok(Some(a.bindings.into_iter().map(|b| (b.name, b.display)).collect())),
+        Some(Err(e)) => Err(GameError::Rules(format!("explain: {e}"))),
+    }
+}
+
+/// Why `goal` (run after `prefix`) fails, clause by clause of `pred`.
+fn explain_goal(
+    game: &mut Game,
+    src: &str,
+    prefix: &str,
+    goal: &str,
+    pred: (&str, usize),
+    depth: usize,
+) -> Result<Vec<Why>, GameError> {
+    let suffix = format!("__{depth}");
+    let name = format!("{}/{}", pred.0, pred.1);
+    let mut out = Vec::new();
+    for (q, w) in clauses(src, pred, &suffix) {
+        let head = format!("{prefix}({}) = ({goal})", q.head);
+        if first(game, &head)?.is_none() {
+            out.push(Why::Head { predicate: name.clone(), line: w.line });
+            continue;
+        }
+        let mut reached = head.clone();
+        let mut failed = None;
+        for (k, (g, _)) in q.goals.iter().enumerate() {
+            let next = format!("{reached}, ({g})");
+            if first(game, &next)?.is_none() {
+                failed = Some(k);
+                break;
+            }
+            reached = next;
+        }
+        let Some(k) = failed else {
+            out.push(Why::Holds { predicate: name.clone(), line: w.line });
+            continue;
+        };
+        let (text, span) = &w.goals[k];
+        let (line, column) = syntax::diag::line_col(src, span.start);
+        // The values, when the goal was called, of its variables.
+        let answer = first(game, &reached)?.unwrap_or_default();
+        let values: Vec<(String, String)> = (w.vars.iter())
+            .filter(|v| mentions(text, v))
+            .filter_map(|v| {
+                let renamed = format!("{v}{suffix}");
+                // An unbound variable has no value to tell.
+                let unbound = |val: &str| {
+                    val.starts_with(|c: char| c.is_uppercase() || c == '_')
+                        && val.chars().all(|c| c.is_alphanumeric() || c == '_')
+                };
+                answer.iter().find(|(n, val)| *n == renamed && !unbound(val)).map(|(_, val)| (v.clone(), val.clone()))
+            })
+            .collect();
+        // A call of the file's own predicate: why inside it.
+        let mut inside = Vec::new();
+        if depth > 1
+            && let Some((callee, arity)) = called(&q.goals[k].0)
+            && game
+                .engine()
+                .predicates()
+                .iter()
+                .any(|(n, a, o)| *n == callee && *a as usize == arity && *o == crate::engine::Origin::Program)
+        {
+            inside = explain_goal(game, src, &format!("{reached}, "), &q.goals[k].0, (&callee, arity), depth - 1)?;
+        }
+        let values = values.into_iter().map(|(n, v)| (n, shortened(&v, 60))).collect();
+        out.push(Why::Failed { predicate: name.clone(), line, column, goal: one_line(text), values, inside });
+    }
+    Ok(out)
+}
+
+/// A goal's text on one line, without its comments, shortened.
+fn one_line(text: &str) -> String {
+    let words: Vec<&str> = text.lines().flat_map(|l| l.split('%').next().unwrap_or("").split_whitespace()).collect();
+    shortened(&words.join(" "), 100)
+}
+
+/// `text`, cut to about `max` characters.
+fn shortened(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    format!("{} ...", text.chars().take(max).collect::<String>())
+}
+
+/// Whether variable `v` occurs in a goal's text (as a whole word).
+fn mentions(text: &str, v: &str) -> bool {
+    text.match_indices(v).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + v.len()..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
+/// The predicate a goal's text calls, when it is a plain call `name(...)`.
+fn called(goal: &str) -> Option<(String, usize)> {
+    let p = syntax::parse_program(&format!("g :- {goal}."));
+    match &p.clauses.first()?.term {
+        Ast::Compound(_, args, _) => match args.get(1)? {
+            Ast::Compound(n, a, _) if n.chars().next().is_some_and(|c| c.is_ascii_lowercase()) => {
+                Some((n.clone(), a.len()))
+            }
+            Ast::Atom(n, _) if n.chars().next().is_some_and(|c| c.is_ascii_lowercase()) => Some((n.clone(), 0)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Drops every value from an explanation (for a position with hidden
+/// pieces dealt anew: its values would look real and be made up).
+pub fn forget_values(whys: &mut [Why]) {
+    for w in whys {
+        if let Why::Failed { values, inside, .. } = w {
+            values.clear();
+            forget_values(inside);
+        }
+    }
+}
+
+/// The explanation as a person reads it, indented by level.
+pub fn written(whys: &[Why], file: &str) -> String {
+    let mut out = String::new();
+    write_whys(whys, file, 0, &mut out);
+    out
+}
+
+fn write_whys(whys: &[Why], file: &str, level: usize, out: &mut String) {
+    let pad = "  ".repeat(level);
+    for w in whys {
+        match w {
+            Why::Head { predicate, line } => {
+                out.push_str(&format!("{pad}{file}:{line}: the clause of {predicate} is for other moves\n"))
+            }
+            Why::Holds { predicate, line } => {
+                out.push_str(&format!("{pad}{file}:{line}: the clause of {predicate} allows it\n"))
+            }
+            Why::Failed { predicate, line, column, goal, values, inside } => {
+                let vals: Vec<String> = values.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+                let with = if vals.is_empty() { String::new() } else { format!(", with {}", vals.join(", ")) };
+                out.push_str(&format!("{pad}{file}:{line}:{column}: in {predicate}, `{goal}` failed{with}\n"));
+                write_whys(inside, file, level + 1, out);
+            }
+        }
+    }
+}
