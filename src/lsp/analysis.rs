@@ -155,11 +155,11 @@ pub fn diagnostic(text: &Text, d: &syntax::Diagnostic) -> lsp::Diagnostic {
 fn index(a: &mut Analysis) {
     let program = syntax::parse_program(&a.text.src);
     for c in &program.clauses {
-        let (head, body) = match &c.term {
-            Ast::Compound(f, args, _) if f == ":-" && args.len() == 2 => (Some(&args[0]), Some(&args[1])),
-            Ast::Compound(f, args, _) if f == ":-" && args.len() == 1 => (None, Some(&args[0])),
-            Ast::Compound(f, args, _) if f == "-->" && args.len() == 2 => (None, None),
-            t => (Some(t), None),
+        let (head, body) = match c.term.head_body() {
+            Some((h, b)) => (Some(h), b),
+            // A directive's goals are calls too; a grammar rule is not read.
+            None if c.term.is(":-", 1) || c.term.is("?-", 1) => (None, c.term.args().first()),
+            None => (None, None),
         };
         if let Some(h) = head
             && let Some((key, name)) = named(&a.text.src, h)

@@ -99,6 +99,34 @@ impl Ast {
     pub fn is(&self, name: &str, arity: usize) -> bool {
         self.key() == Some((name, arity))
     }
+
+    /// A clause's head and its body (`None` for a fact); `None` for a
+    /// directive (`:- G`, `?- G`) or a grammar rule (`H --> B`).
+    pub fn head_body(&self) -> Option<(&Ast, Option<&Ast>)> {
+        if self.is(":-", 2) {
+            return Some((&self.args()[0], Some(&self.args()[1])));
+        }
+        if self.is(":-", 1) || self.is("?-", 1) || self.is("-->", 2) {
+            return None;
+        }
+        Some((self, None))
+    }
+
+    /// The goals of a body's conjunctions (`A, B, C`, `(A, B), C`), in
+    /// order.
+    pub fn conjuncts(&self) -> Vec<&Ast> {
+        let mut out = Vec::new();
+        let mut stack = vec![self];
+        while let Some(t) = stack.pop() {
+            if t.is(",", 2) {
+                stack.push(&t.args()[1]);
+                stack.push(&t.args()[0]);
+            } else {
+                out.push(t);
+            }
+        }
+        out
+    }
 }
 
 /// One clause or directive read from a file.

@@ -112,24 +112,17 @@ fn instrument(src: &str) -> Instrumented {
         format!("'$cov'({})", counters.len() - 1)
     };
     for c in &program.clauses {
-        let (head, body) = match &c.term {
-            Ast::Compound(f, args, _) if f == ":-" && args.len() == 2 => (&args[0], Some(&args[1])),
-            Ast::Compound(f, args, _) if (f == ":-" || f == "?-") && args.len() == 1 => continue,
-            Ast::Compound(f, args, _) if f == "-->" && args.len() == 2 => continue,
-            t => (t, None),
-        };
+        let Some((head, body)) = c.term.head_body() else { continue };
         let Some(predicate) = indicator(head) else { continue };
         let k = clauses.len();
         clauses.push((predicate, c.span));
         let entered = counter(Port::Entered, k, None);
         match body {
-            None => inserts.push((span_of(head).end, format!(" :- {entered}"))),
+            None => inserts.push((head.span().end, format!(" :- {entered}"))),
             Some(b) => {
-                inserts.push((span_of(b).start, format!("{entered}, ")));
-                let mut goals = Vec::new();
-                conjuncts(b, &mut goals);
-                for (i, g) in goals.into_iter().enumerate() {
-                    let s = span_of(g);
+                inserts.push((b.span().start, format!("{entered}, ")));
+                for (i, g) in b.conjuncts().into_iter().enumerate() {
+                    let s = g.span();
                     let called = counter(Port::Called, k, Some((i, s)));
                     let exited = counter(Port::Exited, k, Some((i, s)));
                     inserts.push((s.start, format!("{called}, (")));
@@ -154,35 +147,7 @@ fn instrument(src: &str) -> Instrumented {
 
 /// `name/arity` of a clause head.
 fn indicator(head: &Ast) -> Option<String> {
-    match head {
-        Ast::Atom(n, _) => Some(format!("{n}/0")),
-        Ast::Compound(n, args, _) => Some(format!("{n}/{}", args.len())),
-        _ => None,
-    }
-}
-
-fn span_of(t: &Ast) -> Span {
-    match t {
-        Ast::Var(_, s) | Ast::Atom(_, s) | Ast::Int(_, s) | Ast::Float(_, s) | Ast::Str(_, s) => *s,
-        Ast::Compound(_, _, s) => *s,
-    }
-}
-
-/// The goals of a body's top conjunction, in order.
-fn conjuncts<'a>(t: &'a Ast, out: &mut Vec<&'a Ast>) {
-    let mut t = t;
-    loop {
-        match t {
-            Ast::Compound(f, args, _) if f == "," && args.len() == 2 => {
-                conjuncts(&args[0], out);
-                t = &args[1];
-            }
-            _ => {
-                out.push(t);
-                return;
-            }
-        }
-    }
+    head.key().map(|(n, a)| format!("{n}/{a}"))
 }
 
 /// Plays `games` random games (as `check` plays them, from seed `seed`,

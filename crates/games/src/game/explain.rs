@@ -98,11 +98,8 @@ fn clauses(src: &str, (name, arity): (&str, usize), suffix: &str) -> Vec<(Clause
     let program = syntax::parse_program(src);
     let mut out = Vec::new();
     for c in &program.clauses {
-        let (head, body) = match &c.term {
-            Ast::Compound(f, args, _) if f == ":-" && args.len() == 2 => (&args[0], Some(&args[1])),
-            t => (t, None),
-        };
-        if !matches!(head, Ast::Compound(n, args, _) if n == name && args.len() == arity) {
+        let Some((head, body)) = c.term.head_body() else { continue };
+        if !head.is(name, arity) {
             continue;
         }
         let text = &src[c.span.start..c.span.end];
@@ -120,10 +117,7 @@ fn clauses(src: &str, (name, arity): (&str, usize), suffix: &str) -> Vec<(Clause
         let renamed = format!("{}.", renamed.trim_end().trim_end_matches('.'));
         let parsed = syntax::parse_program(&renamed);
         let Some(r) = parsed.clauses.first() else { continue };
-        let (rh, rb) = match &r.term {
-            Ast::Compound(f, args, _) if f == ":-" && args.len() == 2 => (&args[0], Some(&args[1])),
-            t => (t, None),
-        };
+        let Some((rh, rb)) = r.term.head_body() else { continue };
         let mut query = clause_text(&renamed, rh, rb, &r.vars, 0);
         query.line = written.line;
         out.push((query, written));
@@ -133,34 +127,13 @@ fn clauses(src: &str, (name, arity): (&str, usize), suffix: &str) -> Vec<(Clause
 
 fn clause_text(src: &str, head: &Ast, body: Option<&Ast>, vars: &[(String, Vec<Span>)], base: usize) -> ClauseText {
     let slice = |s: Span| src[s.start..s.end].to_string();
-    let mut goals = Vec::new();
-    if let Some(b) = body {
-        let mut conj = Vec::new();
-        conjuncts(b, &mut conj);
-        goals = conj.into_iter().map(|g| (slice(span_of(g)), span_of(g))).collect();
-    }
+    let goals =
+        body.map_or_else(Vec::new, |b| b.conjuncts().into_iter().map(|g| (slice(g.span()), g.span())).collect());
     ClauseText {
-        head: slice(span_of(head)),
+        head: slice(head.span()),
         goals,
         vars: vars.iter().map(|(v, _)| v.clone()).filter(|v| !v.starts_with('_')).collect(),
-        line: syntax::diag::line_col(src, base.max(span_of(head).start)).0,
-    }
-}
-
-fn span_of(t: &Ast) -> Span {
-    match t {
-        Ast::Var(_, s) | Ast::Atom(_, s) | Ast::Int(_, s) | Ast::Float(_, s) | Ast::Str(_, s) => *s,
-        Ast::Compound(_, _, s) => *s,
-    }
-}
-
-fn conjuncts<'a>(t: &'a Ast, out: &mut Vec<&'a Ast>) {
-    match t {
-        Ast::Compound(f, args, _) if f == "," && args.len() == 2 => {
-            conjuncts(&args[0], out);
-            conjuncts(&args[1], out);
-        }
-        _ => out.push(t),
+        line: syntax::diag::line_col(src, base.max(head.span().start)).0,
     }
 }
 
@@ -267,16 +240,9 @@ fn mentions(text: &str, v: &str) -> bool {
 /// The predicate a goal's text calls, when it is a plain call `name(...)`.
 fn called(goal: &str) -> Option<(String, usize)> {
     let p = syntax::parse_program(&format!("g :- {goal}."));
-    match &p.clauses.first()?.term {
-        Ast::Compound(_, args, _) => match args.get(1)? {
-            Ast::Compound(n, a, _) if n.chars().next().is_some_and(|c| c.is_ascii_lowercase()) => {
-                Some((n.clone(), a.len()))
-            }
-            Ast::Atom(n, _) if n.chars().next().is_some_and(|c| c.is_ascii_lowercase()) => Some((n.clone(), 0)),
-            _ => None,
-        },
-        _ => None,
-    }
+    let (_, body) = p.clauses.first()?.term.head_body()?;
+    let (name, arity) = body?.key()?;
+    name.starts_with(|c: char| c.is_ascii_lowercase()).then(|| (name.to_string(), arity))
 }
 
 /// Drops every value from an explanation (for a position with hidden
