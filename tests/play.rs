@@ -182,3 +182,22 @@ fn a_hint_comes_from_a_player_that_looks_ahead() {
     assert!(out.contains("hint (mcts): "), "{out}");
     assert!(!out.contains("hint (random)"), "{out}");
 }
+
+/// A refused move is told why, from the rules, under the refusal; a text
+/// that is no move of the game gets the refusal alone.
+#[test]
+fn a_refused_move_is_explained_from_the_rules() {
+    let dir = workdir("explain");
+    let (out, err, code) = play(&dir, &["--seat", "black=random"], "e1-e2\nz9-z9\nquit\n");
+    assert_eq!(code, 0, "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+    let refused = out.find("`e1-e2` is not a legal move here").expect("the refusal");
+    let why = &out[refused..];
+    let lines: Vec<&str> = why.lines().collect();
+    // The rules' file as the game was found (here by its full path).
+    assert!(lines[1].contains("breakthrough.rules:47:5: in move/3, `piece_move("), "{why}");
+    assert!(lines[1].ends_with("X1 = 5, Y1 = 1, X2 = 5, Y2 = 2"), "{why}");
+    assert!(lines[2].starts_with("  ") && lines[2].ends_with("breakthrough.rules:96:5: in piece_move/12, `landing(DX, Target, Me, Captured)` failed, with Me = w, DX = 0, Target = w"), "{why}");
+    let z = out.find("`z9-z9` is not a legal move here").expect("the second refusal");
+    assert!(out[z..].lines().nth(1).unwrap().starts_with("(type `help`"), "{}", &out[z..]);
+}

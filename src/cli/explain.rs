@@ -6,7 +6,7 @@
 //! shown, so nothing the mover may not see is told.
 
 use super::CliError;
-use crate::game::explain;
+use crate::game::explain::{self, Verdict};
 use crate::plan::open::{GameArgs, StartArgs, open};
 
 #[derive(clap::Args, Debug)]
@@ -31,48 +31,28 @@ pub fn run(a: ExplainArgs) -> Result<i32, CliError> {
     if let Some(o) = s.game.outcome(&state)? {
         return Err(CliError(format!("the game is over ({o}): no move is legal")));
     }
-    let legal = s.game.legal_moves(&state)?;
     let mover = s.game.to_move(&state)?;
-    let legal_text = |text: &str| {
-        if a.json {
-            println!("{}", serde_json::json!({"move": text, "legal": true}));
-        } else {
-            println!("`{text}` is a legal move for {mover} here");
+    let (whys, sampled) = match s.game.judge(&s.options, &state, &a.mv)? {
+        Verdict::Legal(text) => {
+            if a.json {
+                println!("{}", serde_json::json!({"move": text, "legal": true}));
+            } else {
+                println!("`{text}` is a legal move for {mover} here");
+            }
+            return Ok(0);
         }
-        Ok(0)
-    };
-    // The move as written; else a legal move typed as `play` takes it (a
-    // prefix, or its number in the list).
-    let Some(mv) = s.game.move_named(&s.options, &a.mv)? else {
-        if let Ok(k) = s.game.match_move(&legal, &a.mv) {
-            return legal_text(&legal[k].text);
+        Verdict::NoSuchMove => {
+            let legal = s.game.legal_moves(&state)?;
+            return Err(CliError(format!(
+                "`{}` is no move of {}: no move of the game is written so, or of that form \
+                 (type a move as the game writes its moves, e.g. {}, or as a term)",
+                a.mv,
+                s.game.name,
+                legal.iter().take(3).map(|m| m.text.as_str()).collect::<Vec<_>>().join(", ")
+            )));
         }
-        return Err(CliError(format!(
-            "`{}` names no move of {}: type a move as the game writes its moves (e.g. {}), or as a term",
-            a.mv,
-            s.game.name,
-            legal.iter().take(3).map(|m| m.text.as_str()).collect::<Vec<_>>().join(", ")
-        )));
+        Verdict::Refused { whys, sampled } => (whys, sampled),
     };
-    if let Some(l) = legal.iter().find(|l| l.mv == mv) {
-        return legal_text(&l.text);
-    }
-    // What the mover may see, and no more: the rules run on a position
-    // the mover cannot tell from this one, and no value is shown (a value
-    // there may be a hidden piece dealt anew, not the real one).
-    let (seen, sampled) = if s.game.hidden() { (s.game.sample_state(&state, &mover)?, true) } else { (state, false) };
-    let mut whys = s.game.explain(&seen, &mv)?;
-    if sampled {
-        explain::forget_values(&mut whys);
-    }
-    if whys.iter().all(|w| matches!(w, explain::Why::Head { .. })) {
-        return Err(CliError(format!(
-            "`{}` is no move of {}: no clause of move/3 takes a move of that form (moves here: {})",
-            a.mv,
-            s.game.name,
-            legal.iter().take(3).map(|m| m.text.as_str()).collect::<Vec<_>>().join(", ")
-        )));
-    }
     let file = s.game.spec().path().display().to_string();
     if a.json {
         let j = serde_json::json!({"move": a.mv, "legal": false, "mover": mover, "as_the_mover_sees_it": sampled, "clauses": whys});
@@ -80,11 +60,6 @@ pub fn run(a: ExplainArgs) -> Result<i32, CliError> {
         return Ok(1);
     }
     println!("`{}` is not a legal move for {mover} here:", a.mv);
-    if sampled {
-        println!(
-            "(the rules run on a position {mover} cannot tell from this one, hidden pieces dealt anew; values are not shown)"
-        );
-    }
-    print!("{}", explain::written(&whys, &file));
+    print!("{}", explain::refusal(&whys, sampled, &mover, &file));
     Ok(1)
 }

@@ -3,6 +3,7 @@
 
 use super::CliError;
 use crate::ai::{self, Controller, Kind};
+use crate::game::explain::{self, Verdict};
 use crate::game::record::Record;
 use crate::game::{LegalMove, Outcome, Play, Secrecy, Shown, State};
 use crate::plan::open::{GameArgs, Session, StartArgs, open};
@@ -437,7 +438,20 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
                         play.play_move(&legal[k])?;
                         break;
                     }
-                    Err(e) => println!("{e}\n(type `help` for the commands)"),
+                    Err(e) => {
+                        println!("{e}");
+                        // Why, from the rules, when the move is one of the
+                        // game's (the explanation is a help: if it cannot
+                        // be had, the refusal stands alone).
+                        if matches!(e, crate::game::GameError::IllegalMove { .. }) {
+                            let (game, options) = (&mut play.session.game, &play.session.options);
+                            if let Ok(Verdict::Refused { whys, sampled }) = game.judge(options, &state, line) {
+                                let file = game.spec().path().display().to_string();
+                                print!("{}", explain::refusal(&whys, sampled, &mover, &file));
+                            }
+                        }
+                        println!("(type `help` for the commands)");
+                    }
                 },
             }
         }

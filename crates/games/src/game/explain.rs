@@ -36,6 +36,20 @@ pub enum Why {
     Holds { predicate: String, line: usize },
 }
 
+/// What the rules say of a typed move in a position.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// A legal move: its notation.
+    Legal(String),
+    /// No move of the game is written so, or no clause of `move/3` takes a
+    /// move of its form.
+    NoSuchMove,
+    /// Refused: why, clause by clause; `sampled` when the rules ran on a
+    /// position the mover cannot tell from this one (hidden pieces dealt
+    /// anew), and no value is shown.
+    Refused { whys: Vec<Why>, sampled: bool },
+}
+
 /// A clause of the file: its head and body goals, as written.
 struct ClauseText {
     head: String,
@@ -62,6 +76,39 @@ impl Game {
         let out = explain_goal(self, &src, "", &format!("move({state}, {m}, _)"), ("move", 3), DEPTH);
         self.engine().set_limits(saved);
         out
+    }
+
+    /// What the rules say of `typed` in `s`: legal (typed as a legal
+    /// move's notation, a prefix or its number too), no move of the game,
+    /// or refused and why. In a game with hidden pieces the rules run on a
+    /// position the mover cannot tell from `s`, and no value is shown: a
+    /// value there may be a piece dealt anew, not the real one.
+    pub fn judge(&mut self, options: &crate::engine::Tmpl, s: &State, typed: &str) -> Result<Verdict, GameError> {
+        let legal = self.legal_moves(s)?;
+        let Some(mv) = self.move_named(options, typed)? else {
+            return Ok(match self.match_move(&legal, typed) {
+                Ok(k) => Verdict::Legal(legal[k].text.clone()),
+                Err(_) => Verdict::NoSuchMove,
+            });
+        };
+        if let Some(l) = legal.iter().find(|l| l.mv == mv) {
+            return Ok(Verdict::Legal(l.text.clone()));
+        }
+        let sampled = self.hidden();
+        let seen = if sampled {
+            let mover = self.to_move(s)?;
+            self.sample_state(s, &mover)?
+        } else {
+            s.clone()
+        };
+        let mut whys = self.explain(&seen, &mv)?;
+        if sampled {
+            forget_values(&mut whys);
+        }
+        if whys.iter().all(|w| matches!(w, Why::Head { .. })) {
+            return Ok(Verdict::NoSuchMove);
+        }
+        Ok(Verdict::Refused { whys, sampled })
     }
 
     /// The move a person typed, legal or not: with numbered moves
@@ -254,6 +301,19 @@ pub fn forget_values(whys: &mut [Why]) {
             forget_values(inside);
         }
     }
+}
+
+/// A refusal as a person reads it: the note on hidden pieces, then the
+/// clauses.
+pub fn refusal(whys: &[Why], sampled: bool, mover: &str, file: &str) -> String {
+    let mut out = String::new();
+    if sampled {
+        out.push_str(&format!(
+            "(the rules run on a position {mover} cannot tell from this one, hidden pieces dealt anew; values are not shown)\n"
+        ));
+    }
+    out.push_str(&written(whys, file));
+    out
 }
 
 /// The explanation as a person reads it, indented by level.
