@@ -168,6 +168,14 @@ fn malformed_requests_get_error_replies_and_the_connection_lives_on() {
     // An ambiguous move says which moves it could be.
     let r = c.send(json!({"op": "play", "session": session, "move": "b2", "token": white}));
     assert_eq!(r["error"]["candidates"], json!(["b2-a3", "b2-b3", "b2-c3"]), "{r}");
+    // A refused move says why, from the rules; a text that is no move of
+    // the game says nothing more.
+    let r = c.send(json!({"op": "play", "session": session, "move": "b1-b2", "token": white}));
+    assert_eq!(r["error"]["code"], "illegal_move");
+    let why = r["error"]["why"].as_str().unwrap_or_else(|| panic!("{r}"));
+    assert!(why.contains("breakthrough.rules:96:5: in piece_move/12, `landing(DX, Target, Me, Captured)` failed, with Me = w, DX = 0, Target = w"), "{why}");
+    let r = c.send(json!({"op": "play", "session": session, "move": "a1-a5", "token": white}));
+    assert!(r["error"].get("why").is_none(), "{r}");
     c.writer.write_all(&[0xff, 0xfe, b'\n']).unwrap();
     assert_eq!(c.read()["error"]["code"], "bad_json");
     // Ids are echoed on errors too; the session still works.

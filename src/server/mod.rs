@@ -113,10 +113,13 @@ struct Failure {
     retry: Option<u64>,
     /// The moves an ambiguous typed move could be.
     candidates: Vec<String>,
+    /// Why a typed move is refused, from the rules (`tabula explain`'s
+    /// lines).
+    why: Option<String>,
 }
 
 fn fail(code: &'static str, message: impl Into<String>) -> Failure {
-    Failure { code, message: message.into(), retry: None, candidates: Vec::new() }
+    Failure { code, message: message.into(), retry: None, candidates: Vec::new(), why: None }
 }
 
 impl Failure {
@@ -523,6 +526,9 @@ fn error_reply(id: Option<&Value>, f: &Failure) -> Value {
     }
     if !f.candidates.is_empty() {
         e["candidates"] = json!(f.candidates);
+    }
+    if let Some(w) = &f.why {
+        e["why"] = json!(w);
     }
     m.insert("error".into(), e);
     Value::Object(m)

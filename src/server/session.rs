@@ -6,6 +6,7 @@ use super::guard::Budget;
 use super::{Config, Failure, Job, Reply, fail, one, required, text_field};
 use crate::ai::{self, Controller};
 use crate::engine::{Limits, QueryError};
+use crate::game::explain::{self, Verdict};
 use crate::game::record::Record;
 use crate::game::{Allowed, Game, GameError, LegalMove, Outcome, Play, Shown, list_games};
 use rand::{Rng, SeedableRng};
@@ -30,6 +31,8 @@ const OVERHEAD: usize = 4 << 20;
 /// A game being played: owned by its thread.
 pub(super) struct Session {
     game: Game,
+    /// The game's options, as the rules read them.
+    options: crate::engine::Tmpl,
     players: Vec<String>,
     seats: Vec<(String, Controller)>,
     /// The game in progress.
@@ -102,6 +105,7 @@ impl Session {
         let mut s = Session {
             tokens,
             record,
+            options: opts,
             game,
             players,
             seats,
@@ -496,7 +500,22 @@ impl Session {
     fn play(&mut self, typed: &str) -> Reply {
         self.not_over()?;
         let legal = self.game.legal_moves(self.play.state())?;
-        let k = self.game.match_move(&legal, typed)?;
+        let k = match self.game.match_move(&legal, typed) {
+            Ok(k) => k,
+            Err(e @ GameError::IllegalMove { .. }) => {
+                // Why, from the rules (for the mover: with hidden pieces,
+                // on a re-deal and without values).
+                let mut f = Failure::from(e);
+                let mover = self.game.to_move(self.play.state())?;
+                let state = self.play.state().clone();
+                if let Ok(Verdict::Refused { whys, sampled }) = self.game.judge(&self.options, &state, typed) {
+                    let file = self.game.path().file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());
+                    f.why = Some(explain::refusal(&whys, sampled, &mover, &file));
+                }
+                return Err(f);
+            }
+            Err(e) => return Err(e.into()),
+        };
         self.apply(&legal[k])
     }
 
