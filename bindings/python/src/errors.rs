@@ -73,12 +73,14 @@ pub fn to_py(e: GameError) -> PyErr {
         GameError::IllegalMove { legal, .. } => {
             let err = IllegalMove::new_err(message);
             let _ = err.value(py).setattr("legal", legal);
+            let _ = err.value(py).setattr("why", py.None());
             err
         }
         GameError::AmbiguousMove { candidates, .. } => {
             let err = AmbiguousMove::new_err(message);
             let _ = err.value(py).setattr("legal", candidates.clone());
             let _ = err.value(py).setattr("candidates", candidates);
+            let _ = err.value(py).setattr("why", py.None());
             err
         }
         GameError::Load { at, .. } => rules_error(py, message, at),

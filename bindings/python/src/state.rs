@@ -3,12 +3,13 @@
 //! in place when a move is applied (`clone()` keeps a copy), and remembers
 //! what it has asked the rules (whose turn, the moves) until then.
 
-use crate::errors::{IllegalMove, OrRaise, to_py};
+use crate::errors::{AmbiguousMove, IllegalMove, OrRaise, to_py};
 use crate::games::{Actions, Clicks, Core, Engine, Game, MAX_CLICKS};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::sync::Arc;
+use tabula::game::explain::{self, Verdict};
 use tabula::game::{self, GameError, Move, Outcome, Play, Shown};
 
 /// What the rules said of a position: its result and whose turn it is are
@@ -457,7 +458,22 @@ impl State {
                 self.clicked.len()
             )));
         }
-        let i = self.find_typed(py, &text)?;
+        let i = match self.find_typed(py, &text) {
+            Ok(i) => i,
+            Err(err) if err.is_instance_of::<IllegalMove>(py) && !err.is_instance_of::<AmbiguousMove>(py) => {
+                // Why, from the rules (`IllegalMove.why`).
+                let (s, mover) = (self.play.state(), self.known.mover.clone().unwrap_or_default());
+                let verdict = self.core.with(py, |e| {
+                    let file = e.game.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                    e.game.judge(&e.options, s, &text).ok().map(|v| (v, file))
+                });
+                if let Some((Verdict::Refused { whys, sampled }, file)) = verdict {
+                    err.value(py).setattr("why", explain::refusal(&whys, sampled, &mover, &file))?;
+                }
+                return Err(err);
+            }
+            Err(err) => return Err(err),
+        };
         let m = self.legal_move(py, i)?;
         self.make(py, m)
     }

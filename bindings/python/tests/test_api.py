@@ -68,6 +68,19 @@ def test_each_legal_move_text_makes_the_move_it_names(name):
         state.apply_action(rng.choice(state.legal_actions()))
 
 
+def test_a_refused_move_says_why_from_the_rules():
+    state = tabula.load("breakthrough").new_state()
+    with pytest.raises(tabula.IllegalMove) as e:
+        state.apply("e1-e2")
+    assert "in piece_move/12, `landing(DX, Target, Me, Captured)` failed, with Me = w, DX = 0, Target = w" in e.value.why
+    with pytest.raises(tabula.IllegalMove) as e:
+        state.apply("z9-z9")
+    assert e.value.why is None
+    with pytest.raises(tabula.AmbiguousMove) as e:
+        state.apply("b2")
+    assert e.value.why is None
+
+
 def test_an_illegal_move_raises_and_changes_nothing():
     state = tabula.load("breakthrough").new_state()
     before = state.term

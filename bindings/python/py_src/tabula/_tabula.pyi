@@ -11,6 +11,7 @@ class RulesError(TabulaError):
 
 class IllegalMove(TabulaError):
     legal: list[str]
+    why: Optional[str]
 
 class AmbiguousMove(IllegalMove):
     candidates: list[str]
