@@ -226,7 +226,6 @@ fn front_ends(
             }
         }
     }
-    let has = |g: &Game, name: &str, arity: u32| g.has(name, arity);
     for g in 0..u64::from(games) {
         let mut walk = super::Walk::new(seed.wrapping_add(g));
         let mut s = game.initial_state(options, seed.wrapping_add(g))?;
@@ -250,13 +249,13 @@ fn front_ends(
             // The clicks of some moves (at most 16 a position, spread over
             // the list), and the game's own player now and then (it may
             // search).
-            if has(game, "move_clicks", 3) {
+            if game.has("move_clicks", 3) {
                 let step = legal.len().div_ceil(16);
                 for m in legal.iter().step_by(step) {
                     game.move_clicks(&s, &m.mv)?;
                 }
             }
-            if ply % 16 == 0 && has(game, "choose_move", 3) && !game.chance(&s)? {
+            if ply % 16 == 0 && game.has("choose_move", 3) && !game.chance(&s)? {
                 game.choose_move(&s, 1)?;
             }
             s = legal[walk.pick(legal.len())].next.clone();

@@ -9,7 +9,7 @@
 use super::{Game, GameError, Move, State};
 use crate::engine::Limits;
 use crate::syntax::{self, Ast, Span};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How deep explanations go into the predicates a failed goal calls.
 const DEPTH: usize = 3;
@@ -72,8 +72,8 @@ impl Game {
         let state = self.engine().term_text(&s.0);
         let m = self.engine().term_text(&mv.0);
         let saved = self.engine().limits().clone();
-        self.engine().set_limits(Limits { timeout: Some(Duration::from_secs(2)), ..saved.clone() });
-        let out = explain_goal(self, &src, "", &format!("move({state}, {m}, _)"), ("move", 3), DEPTH);
+        let at = Ask { deadline: Instant::now() + BUDGET, limits: saved.clone() };
+        let out = explain_goal(self, &at, &src, "", &format!("move({state}, {m}, _)"), ("move", 3), DEPTH);
         self.engine().set_limits(saved);
         out
     }
@@ -185,7 +185,24 @@ fn clause_text(src: &str, head: &Ast, body: Option<&Ast>, vars: &[(String, Vec<S
 }
 
 /// Whether `query` has an answer; its first answer's bindings.
-fn first(game: &mut Game, query: &str) -> Result<Option<Vec<(String, String)>>, GameError> {
+/// The time an explanation may take in all (its queries share it: a
+/// server answering refused moves is never held longer), and the limits
+/// the engine had.
+struct Ask {
+    deadline: Instant,
+    limits: Limits,
+}
+
+/// How long one explanation may take, every query together.
+const BUDGET: Duration = Duration::from_secs(2);
+
+fn first(game: &mut Game, at: &Ask, query: &str) -> Result<Option<Vec<(String, String)>>, GameError> {
+    let left = at.deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(GameError::Limit(format!("explain: the explanation took more than {BUDGET:?}")));
+    }
+    let timeout = at.limits.timeout.map_or(left, |t| t.min(left));
+    game.engine().set_limits(Limits { timeout: Some(timeout), ..at.limits.clone() });
     let mut q = game.engine().query(query).map_err(|e| GameError::Rules(format!("explain: {e}")))?;
     match q.next() {
         None => Ok(None),
@@ -197,6 +214,7 @@ fn first(game: &mut Game, query: &str) -> Result<Option<Vec<(String, String)>>, 
 /// Why `goal` (run after `prefix`) fails, clause by clause of `pred`.
 fn explain_goal(
     game: &mut Game,
+    at: &Ask,
     src: &str,
     prefix: &str,
     goal: &str,
@@ -208,7 +226,7 @@ fn explain_goal(
     let mut out = Vec::new();
     for (q, w) in clauses(src, pred, &suffix) {
         let head = format!("{prefix}({}) = ({goal})", q.head);
-        if first(game, &head)?.is_none() {
+        if first(game, at, &head)?.is_none() {
             out.push(Why::Head { predicate: name.clone(), line: w.line });
             continue;
         }
@@ -216,7 +234,7 @@ fn explain_goal(
         let mut failed = None;
         for (k, (g, _)) in q.goals.iter().enumerate() {
             let next = format!("{reached}, ({g})");
-            if first(game, &next)?.is_none() {
+            if first(game, at, &next)?.is_none() {
                 failed = Some(k);
                 break;
             }
@@ -229,7 +247,7 @@ fn explain_goal(
         let (text, span) = &w.goals[k];
         let (line, column) = syntax::diag::line_col(src, span.start);
         // The values, when the goal was called, of its variables.
-        let answer = first(game, &reached)?.unwrap_or_default();
+        let answer = first(game, at, &reached)?.unwrap_or_default();
         let values: Vec<(String, String)> = (w.vars.iter())
             .filter(|v| mentions(text, v))
             .filter_map(|v| {
@@ -252,7 +270,7 @@ fn explain_goal(
                 .iter()
                 .any(|(n, a, o)| *n == callee && *a as usize == arity && *o == crate::engine::Origin::Program)
         {
-            inside = explain_goal(game, src, &format!("{reached}, "), &q.goals[k].0, (&callee, arity), depth - 1)?;
+            inside = explain_goal(game, at, src, &format!("{reached}, "), &q.goals[k].0, (&callee, arity), depth - 1)?;
         }
         let values = values.into_iter().map(|(n, v)| (n, shortened(&v, 60))).collect();
         out.push(Why::Failed { predicate: name.clone(), line, column, goal: one_line(text), values, inside });
