@@ -327,3 +327,33 @@ fn explain_says_which_rule_refuses_a_move() {
     assert_eq!(code, 2);
     assert!(err.contains("`e2-e4` is no move of breakthrough"), "{err}");
 }
+
+#[test]
+fn query_trace_on_a_game() {
+    // The moves of Breakthrough traced two deep: each goal of move/3 with
+    // where it is written, and the clause that answered.
+    let goal = "initial_state([rows=5,cols=5], S), move(S, m(1,2,1,3), _)";
+    let t =
+        transcript(&["query", "games/breakthrough.rules", goal, "--trace", "--trace-depth", "2", "--limit", "1"], None);
+    assert!(t.contains("Call: (2) piece_move(white,5,5,"), "{t}");
+    assert!(t.contains("% games/breakthrough.rules:47:5, clause at line 75"), "{t}");
+    insta::assert_snapshot!(t);
+}
+
+#[test]
+fn query_trace_at_the_prompt_filtered_and_as_json() {
+    let f = fixture("family.pl");
+    let mut t = transcript(
+        &["query", &f, "--ports", "call,fail"],
+        Some("trace.\ngrandparent(tom, X).\nnotrace.\nparent(tom, X).\n"),
+    );
+    t.push_str(&transcript(&["query", &f, "parent(ann, X)", "--trace", "--ports", "nope"], None));
+    insta::assert_snapshot!(t);
+    let (out, _, code) = run(&["query", &f, "grandparent(tom, X)", "--trace", "--json", "--trace-depth", "1"], None);
+    assert_eq!(code, 0);
+    let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let ports: Vec<&str> = lines.iter().filter_map(|l| l["trace"]["port"].as_str()).collect();
+    assert_eq!(ports[..2], ["call", "exit"], "{out}");
+    assert!(lines.iter().all(|l| l["trace"].is_null() || l["trace"]["depth"] == 1), "{out}");
+    assert_eq!(lines[1]["trace"]["clause"]["line"], 6, "{out}");
+}

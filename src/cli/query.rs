@@ -2,7 +2,7 @@
 //! prints them, or as JSON lines; without GOAL an interactive prompt.
 
 use super::{CliError, read_source};
-use crate::engine::{Answer, Engine, Limits, QueryError};
+use crate::engine::{Answer, Engine, Limits, Place, Port, QueryError, TraceEvent, TraceOpts, TraceSink};
 use crate::syntax::render;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -37,6 +37,61 @@ pub struct QueryArgs {
     /// collections and peak memory.
     #[arg(long)]
     pub stats: bool,
+    /// Trace the queries: each goal of the program at its ports (call,
+    /// exit, redo, fail, exception), with its depth and where it is
+    /// written. At the prompt, `trace.` and `notrace.` turn it on and off.
+    #[arg(long)]
+    pub trace: bool,
+    /// Trace goals down to this depth only (the query's goals are depth
+    /// 1); deeper ones run untraced, at full speed.
+    #[arg(long, value_name = "N")]
+    pub trace_depth: Option<u32>,
+    /// The ports to show, e.g. `call,fail` (default: all five).
+    #[arg(long, value_name = "PORTS", value_delimiter = ',', value_parser = parse_port)]
+    pub ports: Vec<Port>,
+}
+
+fn parse_port(s: &str) -> Result<Port, String> {
+    Port::parse(s.trim()).ok_or_else(|| format!("no port `{s}`: the ports are call, exit, redo, fail and exception"))
+}
+
+/// Turns the trace on (printing each port on stdout, or as a JSON line)
+/// or off.
+fn set_trace(engine: &mut Engine, a: &QueryArgs, on: bool) {
+    if !on {
+        engine.set_trace(None);
+        return;
+    }
+    let opts = TraceOpts {
+        ports: if a.ports.is_empty() { Port::ALL.to_vec() } else { a.ports.clone() },
+        max_depth: a.trace_depth,
+        ..TraceOpts::default()
+    };
+    let json = a.json;
+    let sink: TraceSink = Box::new(move |e: &TraceEvent| {
+        let line = if json { format!("{}\n", trace_json(e)) } else { format!("{e}\n") };
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(line.as_bytes());
+        let _ = out.flush();
+    });
+    engine.set_trace(Some((opts, sink)));
+}
+
+/// A port as a JSON line: `{"trace": {"port": ..., "depth": ..., ...}}`.
+fn trace_json(e: &TraceEvent) -> String {
+    let place = |p: &Option<Place>| match p {
+        Some(p) => serde_json::json!({"file": p.file, "line": p.line, "column": p.column}),
+        None => serde_json::Value::Null,
+    };
+    serde_json::json!({"trace": {
+        "port": e.port.name(),
+        "depth": e.depth,
+        "goal": e.goal,
+        "ball": e.ball,
+        "at": place(&e.at),
+        "clause": place(&e.clause),
+    }})
+    .to_string()
 }
 
 /// Loads a program, printing its diagnostics to stderr. Errors stop.
@@ -68,6 +123,10 @@ pub fn run(a: QueryArgs) -> Result<i32, CliError> {
     engine.set_limits(Limits { max_steps: a.max_steps, timeout, max_memory });
     engine.set_echo(!a.json);
     load(&mut engine, &a.file)?;
+    if a.trace_depth.is_some() && !a.trace && a.goal.is_some() {
+        return Err(CliError("--trace-depth is for a trace: add --trace".into()));
+    }
+    set_trace(&mut engine, &a, a.trace);
     let code = match &a.goal {
         Some(goal) => run_goal(&mut engine, goal, a.limit, a.json),
         None if std::io::stdin().is_terminal() => interactive(&mut engine, &a)?,
@@ -81,6 +140,10 @@ pub fn run(a: QueryArgs) -> Result<i32, CliError> {
                 }
                 if !a.json {
                     println!("?- {}", line.trim());
+                }
+                if let Some(on) = trace_command(&line) {
+                    set_trace(&mut engine, &a, on);
+                    continue;
                 }
                 code = code.max(run_goal(&mut engine, &line, a.limit, a.json));
             }
@@ -143,6 +206,7 @@ fn json_result(result: &str, message: Option<&str>) -> String {
 pub fn run_goal(engine: &mut Engine, goal: &str, limit: usize, json: bool) -> i32 {
     let mut out = std::io::stdout().lock();
     let goal = goal.trim().trim_end_matches('.').trim();
+    let tracing = engine.tracing();
     let mut query = match engine.query(goal) {
         Ok(q) => q,
         Err(e) => {
@@ -192,7 +256,13 @@ pub fn run_goal(engine: &mut Engine, goal: &str, limit: usize, json: bool) -> i3
                     let _ = writeln!(out, "{text}.");
                     return 0;
                 }
-                pending = Some(text);
+                if tracing {
+                    // The answer before the ports that look for the next.
+                    let _ = writeln!(out, "{text} ;");
+                    let _ = out.flush();
+                } else {
+                    pending = Some(text);
+                }
             }
             None => {
                 if json {
@@ -232,6 +302,15 @@ pub fn run_goal(engine: &mut Engine, goal: &str, limit: usize, json: bool) -> i3
     }
 }
 
+/// `trace.` and `notrace.` at the prompt: the trace on or off.
+fn trace_command(line: &str) -> Option<bool> {
+    match line.trim().trim_end_matches('.').trim() {
+        "trace" => Some(true),
+        "notrace" => Some(false),
+        _ => None,
+    }
+}
+
 fn history_path() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".tabula_history"))
 }
@@ -257,6 +336,11 @@ fn interactive(engine: &mut Engine, a: &QueryArgs) -> Result<i32, CliError> {
                 }
                 let goal = std::mem::take(&mut buffer);
                 let _ = rl.add_history_entry(goal.trim());
+                if let Some(on) = trace_command(&goal) {
+                    set_trace(engine, a, on);
+                    println!("% {}", if on { "tracing the next queries (notrace. to stop)" } else { "trace off" });
+                    continue;
+                }
                 ask(engine, &goal, &mut rl);
             }
             Err(rustyline::error::ReadlineError::Interrupted) => buffer.clear(),

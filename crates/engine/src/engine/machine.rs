@@ -67,6 +67,8 @@ pub struct ClauseIter {
     pub clauses: Rc<Vec<Rc<ClauseCode>>>,
     pub next: usize,
     pub retract: Option<(Atom, u32)>,
+    /// `'$clause'/3`: unified with where the clause was read from.
+    pub src: Option<Cell>,
 }
 
 /// A choice point.
@@ -212,6 +214,8 @@ pub struct Machine {
     /// terms (`the clause of move/3 at hexapawn.rules:57`), with the
     /// procedure it was.
     pub unknown_from: Option<(String, String)>,
+    /// The tracer, while a trace is on (`Engine::set_trace`).
+    pub(crate) tracer: Option<Box<super::trace::Tracer>>,
     /// The file being loaded, if any (clauses may then be added to static
     /// predicates by directives).
     pub loading: Option<Rc<str>>,
@@ -256,6 +260,7 @@ impl Machine {
             line_starts: Vec::new(),
             unknown_call: None,
             unknown_from: None,
+            tracer: None,
             loading: None,
             vm: super::vm::Vm::default(),
             vm_goal: None,

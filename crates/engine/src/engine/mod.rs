@@ -14,12 +14,14 @@ mod format;
 mod gc;
 mod machine;
 mod term;
+mod trace;
 // The run loop follows a raw instruction pointer (see `vm::Cont`).
 #[allow(unsafe_code)]
 mod vm;
 mod write;
 
 pub use machine::{Exc, Limits};
+pub use trace::{Place, Port, TraceEvent, TraceOpts, TraceSink};
 pub use write::format_atom;
 
 /// What a host's builtins and extensions work with ([`Engine::add_builtin`],
@@ -81,6 +83,8 @@ fn prelude() -> &'static syntax::Program {
 /// A logic-programming engine with its database.
 pub struct Engine {
     pub(crate) m: Machine,
+    /// The text of each file loaded, by name (for the tracer's places).
+    sources: std::collections::HashMap<Rc<str>, Rc<str>>,
 }
 
 /// What loading a program reported.
@@ -177,7 +181,7 @@ impl Default for Engine {
 impl Engine {
     /// A new engine with the library loaded.
     pub fn new() -> Engine {
-        let mut e = Engine { m: Machine::new() };
+        let mut e = Engine { m: Machine::new(), sources: Default::default() };
         let report = e.load_program("prelude", prelude(), true, false);
         debug_assert!(!report.has_errors(), "prelude: {:?}", report.diagnostics);
         e
@@ -263,6 +267,11 @@ impl Engine {
         let starts = std::iter::once(0).chain(src.match_indices('\n').map(|(i, _)| i as u32 + 1)).collect();
         self.m.line_starts.retain(|(n, _)| &**n != name);
         self.m.line_starts.push((Rc::from(name), starts));
+        let (name_rc, text): (Rc<str>, Rc<str>) = (Rc::from(name), Rc::from(src));
+        if let Some(t) = self.m.tracer.as_mut() {
+            t.sources.insert(name_rc.clone(), text.clone());
+        }
+        self.sources.insert(name_rc, text);
         self.load_program(name, &syntax::parse_program(src), false, false)
     }
 
@@ -496,7 +505,11 @@ impl Engine {
         let clause = syntax::parse_term(text).map_err(|d| QueryError::Syntax(Box::new(d)))?;
         self.reset();
         let mut vars = Vec::new();
-        let g = ast_to_heap(&clause.term, &mut self.m.atoms, &mut self.m.store, &mut vars);
+        let mut g = ast_to_heap(&clause.term, &mut self.m.atoms, &mut self.m.store, &mut vars);
+        if self.m.tracer.is_some() {
+            let name = self.m.atoms.intern("$trace");
+            g = self.m.store.new_struct(name, &[g]);
+        }
         self.m.roots = vars.iter().map(|(_, c)| *c).collect();
         let names = vars.into_iter().map(|(n, _)| n).collect();
         self.m.start(g);

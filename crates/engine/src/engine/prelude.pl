@@ -404,3 +404,113 @@ assoc_to_list(t(K,V,_,L,R), List) :-
     assoc_to_list(L, LL), assoc_to_list(R, RL), append(LL, [K-V|RL], List).
 assoc_to_keys(A, Ks) :- assoc_to_list(A, L), pairs_keys(L, Ks).
 assoc_to_values(A, Vs) :- assoc_to_list(A, L), pairs_values(L, Vs).
+
+% --- the tracer (Engine::set_trace, tabula query --trace) -------------------
+% A meta-interpreter: the program's clauses run goal by goal, each goal
+% reporting its ports to '$tport'(Port, Depth, Goal, Site, Answer), Site
+% being '$at'(Clause, Path): the clause the goal is written in and the
+% argument path to it in the body, innermost first. A cut cuts back to the
+% choice-stack height where its clause began. Builtins, the library and
+% goals deeper than the depth shown run as they are.
+
+'$trace'(G) :- '$choice'(B), '$tr_body'(G, 0, B, [], []).
+
+'$tr_body'(G, D, _, C, P) :- var(G), !, '$tr_goal'(call(G), D, C, P).
+'$tr_body'((A, B), D, Cut, C, P) :- !,
+    '$tr_body'(A, D, Cut, C, [1|P]),
+    '$tr_body'(B, D, Cut, C, [2|P]).
+'$tr_body'(!, _, Cut, _, _) :- !, '$cut'(Cut).
+'$tr_body'(true, _, _, _, _) :- !.
+'$tr_body'((If -> Then ; Else), D, Cut, C, P) :- !,
+    (   '$choice'(B), '$tr_body'(If, D, B, C, [1,1|P])
+    ->  '$tr_body'(Then, D, Cut, C, [2,1|P])
+    ;   '$tr_body'(Else, D, Cut, C, [2|P])
+    ).
+'$tr_body'((If *-> Then ; Else), D, Cut, C, P) :- !,
+    (   '$choice'(B), '$tr_body'(If, D, B, C, [1,1|P])
+    *-> '$tr_body'(Then, D, Cut, C, [2,1|P])
+    ;   '$tr_body'(Else, D, Cut, C, [2|P])
+    ).
+'$tr_body'((A ; B), D, Cut, C, P) :- !,
+    (   '$tr_body'(A, D, Cut, C, [1|P])
+    ;   '$tr_body'(B, D, Cut, C, [2|P])
+    ).
+'$tr_body'((If -> Then), D, Cut, C, P) :- !,
+    (   '$choice'(B), '$tr_body'(If, D, B, C, [1|P])
+    ->  '$tr_body'(Then, D, Cut, C, [2|P])
+    ).
+'$tr_body'((If *-> Then), D, Cut, C, P) :- !,
+    (   '$choice'(B), '$tr_body'(If, D, B, C, [1|P])
+    *-> '$tr_body'(Then, D, Cut, C, [2|P])
+    ).
+'$tr_body'(G, D, _, C, P) :- '$tr_goal'(G, D, C, P).
+
+'$tr_goal'(G, D0, C, P) :-
+    D is D0 + 1,
+    (   '$tr_shown'(D)
+    ->  '$tr_ports'(G, D, '$at'(C, P))
+    ;   call(G)
+    ).
+
+% A goal that exits leaving no choice point is not gone back into: its
+% fail port's alternative is cut too.
+'$tr_ports'(G, D, W) :-
+    '$tport'(call, D, G, W, []),
+    '$choice'(B),
+    (   catch('$tr_det'(G, D, W, A, Det), E, '$tr_raise'(E, D, G, W)),
+        (   Det == true
+        ->  '$cut'(B),
+            '$tport'(exit, D, G, W, A)
+        ;   (   '$tport'(exit, D, G, W, A)
+            ;   '$tport'(redo, D, G, W, A), fail
+            )
+        )
+    ;   '$tport'(fail, D, G, W, []), fail
+    ).
+
+'$tr_raise'(E, D, G, W) :- '$tport'(exception(E), D, G, W, []), throw(E).
+
+'$tr_det'(G, D, W, A, Det) :-
+    '$choice'(B0),
+    '$tr_run'(G, D, W, A),
+    '$choice'(B1),
+    ( B1 == B0 -> Det = true ; Det = false ).
+
+'$tr_run'(G, D, _, A) :-
+    '$tr_user'(G), !,
+    '$choice'(B),
+    '$clause'(G, Body, A),
+    '$tr_body'(Body, D, B, A, []).
+'$tr_run'(G, D, W, []) :-
+    '$tr_meta'(G, D, W, G1), !,
+    call(G1).
+'$tr_run'(G, _, _, []) :- call(G).
+
+% The goals of a meta-predicate's goal arguments are traced one deeper.
+'$tr_meta'(findall(T, G, L), D, W, findall(T, '$tr_in'(G, D, W, 2), L)).
+'$tr_meta'(findall(T, G, L, R), D, W, findall(T, '$tr_in'(G, D, W, 2), L, R)).
+'$tr_meta'(forall(A, B), D, W, forall('$tr_in'(A, D, W, 1), '$tr_in'(B, D, W, 2))).
+'$tr_meta'(aggregate_all(S, G, R), D, W, aggregate_all(S, '$tr_in'(G, D, W, 2), R)).
+'$tr_meta'(\+ G, D, W, \+ '$tr_in'(G, D, W, 1)).
+'$tr_meta'(once(G), D, W, once('$tr_in'(G, D, W, 1))).
+'$tr_meta'(ignore(G), D, W, ignore('$tr_in'(G, D, W, 1))).
+'$tr_meta'(call(G), D, W, '$tr_in'(G, D, W, 1)) :- nonvar(G).
+'$tr_meta'(catch(G, E, R), D, W, catch('$tr_in'(G, D, W, 1), E, '$tr_in'(R, D, W, 3))).
+'$tr_meta'(G, D, W, '$tr_in'(G1, D, W, 1)) :-
+    compound(G), G =.. [call, Cl|Xs], Xs \== [], callable(Cl),
+    Cl =.. L0, append(L0, Xs, L1), G1 =.. L1.
+'$tr_meta'(maplist(Cl, L), D, W, maplist('$tr_cl'(Cl, D, W), L)) :- callable(Cl).
+'$tr_meta'(maplist(Cl, L1, L2), D, W, maplist('$tr_cl'(Cl, D, W), L1, L2)) :- callable(Cl).
+'$tr_meta'(maplist(Cl, L1, L2, L3), D, W, maplist('$tr_cl'(Cl, D, W), L1, L2, L3)) :- callable(Cl).
+'$tr_meta'(maplist(Cl, L1, L2, L3, L4), D, W, maplist('$tr_cl'(Cl, D, W), L1, L2, L3, L4)) :- callable(Cl).
+'$tr_meta'(foldl(Cl, L, V0, V), D, W, foldl('$tr_cl'(Cl, D, W), L, V0, V)) :- callable(Cl).
+'$tr_meta'(include(Cl, L, I), D, W, include('$tr_cl'(Cl, D, W), L, I)) :- callable(Cl).
+'$tr_meta'(exclude(Cl, L, E), D, W, exclude('$tr_cl'(Cl, D, W), L, E)) :- callable(Cl).
+
+'$tr_in'(G, D, '$at'(C, P), I) :- '$choice'(B), '$tr_body'(G, D, B, C, [I|P]).
+
+'$tr_cl'(Cl, D, W, X1) :- '$tr_apply'(Cl, [X1], D, W).
+'$tr_cl'(Cl, D, W, X1, X2) :- '$tr_apply'(Cl, [X1, X2], D, W).
+'$tr_cl'(Cl, D, W, X1, X2, X3) :- '$tr_apply'(Cl, [X1, X2, X3], D, W).
+'$tr_cl'(Cl, D, W, X1, X2, X3, X4) :- '$tr_apply'(Cl, [X1, X2, X3, X4], D, W).
+'$tr_apply'(Cl, Xs, D, W) :- Cl =.. L0, append(L0, Xs, L1), G =.. L1, '$tr_in'(G, D, W, 1).

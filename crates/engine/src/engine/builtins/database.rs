@@ -8,7 +8,7 @@ use super::super::term::Cell;
 
 pub(super) fn bi_retract(m: &mut Machine, a: &[Cell]) -> Res {
     let (head, body) = m.split_clause_term(a[0])?;
-    m.start_clause_iter(head, body, true)
+    m.start_clause_iter(head, body, Visit::Retract)
 }
 
 pub(super) fn bi_clause(m: &mut Machine, a: &[Cell]) -> Res {
@@ -17,7 +17,15 @@ pub(super) fn bi_clause(m: &mut Machine, a: &[Cell]) -> Res {
         Cell::Ref(_) | Cell::Atom(_) | Cell::Str(_) | Cell::Lst(_) => {}
         other => return Err(m.type_error(atom::CALLABLE, other)),
     }
-    m.start_clause_iter(head, a[1], false)
+    m.start_clause_iter(head, a[1], Visit::Read)
+}
+
+/// `'$clause'(Head, Body, Src)`: `clause/2`, and where the clause was
+/// read from: `'$src'(File, Start, End)` (byte offsets), or `[]` for a
+/// clause asserted at run time. The tracer's.
+pub(super) fn bi_clause_src(m: &mut Machine, a: &[Cell]) -> Res {
+    let head = m.store.deref(a[0]);
+    m.start_clause_iter(head, a[1], Visit::Source(a[2]))
 }
 
 pub(super) fn bi_retractall(m: &mut Machine, a: &[Cell]) -> Res {
@@ -122,6 +130,14 @@ pub(super) fn bi_getval(m: &mut Machine, a: &[Cell]) -> Res {
     Ok(m.store.unify(a[1], c))
 }
 
+/// What a walk over a predicate's clauses is for.
+pub(super) enum Visit {
+    Read,
+    Retract,
+    /// `'$clause'/3`: the clause's place is unified with this.
+    Source(Cell),
+}
+
 /// Resumes `clause/2` / `retract/1` from the choice point on top.
 pub fn resume_clause_iter(m: &mut Machine) -> Res {
     loop {
@@ -129,7 +145,8 @@ pub fn resume_clause_iter(m: &mut Machine) -> Res {
         let Alt::ClauseIter(it) = &m.choices[top].alt else {
             unreachable!("resume_clause_iter with another choice point on top")
         };
-        let (head, body, clauses, i, retract) = (it.head, it.body, it.clauses.clone(), it.next, it.retract);
+        let (head, body, clauses, i, retract, src) =
+            (it.head, it.body, it.clauses.clone(), it.next, it.retract, it.src);
         if i >= clauses.len() {
             m.choices.pop();
             m.store.hb = m.choices.last().map_or(0, |c| c.heap);
@@ -156,7 +173,16 @@ pub fn resume_clause_iter(m: &mut Machine) -> Res {
                 b
             }
         };
-        if m.store.unify(head, h) && m.store.unify(body, b) {
+        let place = src.map(|_| match &c.span {
+            Some((file, span)) => {
+                let f = m.atoms.intern(file);
+                let (start, end) = (Cell::Int(span.start as i64), Cell::Int(span.end as i64));
+                let name = m.atoms.intern("$src");
+                m.store.new_struct(name, &[Cell::Atom(f), start, end])
+            }
+            None => Cell::Atom(atom::NIL),
+        });
+        if m.store.unify(head, h) && m.store.unify(body, b) && src.zip(place).is_none_or(|(s, p)| m.store.unify(s, p)) {
             if let Some((f, n)) = retract {
                 let c = c.clone();
                 if let Some(p) = m.db.pred_mut(f, n) {
@@ -280,8 +306,10 @@ impl Machine {
         Ok(true)
     }
 
-    /// Starts `clause/2` or `retract/1` over the clauses of `head`'s predicate.
-    pub(super) fn start_clause_iter(&mut self, head: Cell, body: Cell, retract: bool) -> Res {
+    /// Starts `clause/2`, `'$clause'/3` or `retract/1` over the clauses
+    /// of `head`'s predicate.
+    pub(super) fn start_clause_iter(&mut self, head: Cell, body: Cell, visit: Visit) -> Res {
+        let retract = matches!(visit, Visit::Retract);
         let (f, n) = match head {
             Cell::Ref(_) => return Err(self.inst_error()),
             Cell::Atom(_) | Cell::Str(_) | Cell::Lst(_) => self.store.functor(head).expect("callable"),
@@ -314,7 +342,8 @@ impl Machine {
             return Ok(false);
         }
         let key = if retract { Some((f, n as u32)) } else { None };
-        self.push_alt(Alt::ClauseIter(Box::new(ClauseIter { head, body, clauses, next: 0, retract: key })));
+        let src = if let Visit::Source(c) = visit { Some(c) } else { None };
+        self.push_alt(Alt::ClauseIter(Box::new(ClauseIter { head, body, clauses, next: 0, retract: key, src })));
         resume_clause_iter(self)
     }
 }

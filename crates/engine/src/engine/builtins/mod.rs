@@ -162,6 +162,13 @@ pub fn register(m: &mut Machine) {
         ("asserta", 1, |m, a| m.assert(a[0], true)),
         ("retract", 1, bi_retract),
         ("clause", 2, bi_clause),
+        ("$clause", 3, bi_clause_src),
+        // the tracer's
+        ("$choice", 1, super::trace::bi_choice),
+        ("$cut", 1, super::trace::bi_cut),
+        ("$tport", 5, super::trace::bi_tport),
+        ("$tr_shown", 1, super::trace::bi_tr_shown),
+        ("$tr_user", 1, super::trace::bi_tr_user),
         ("retractall", 1, bi_retractall),
         ("abolish", 1, bi_abolish),
         ("dynamic", 1, |m, a| m.declare(a[0], true)),
