@@ -1,6 +1,6 @@
 //! The web board in a real browser (headless Chromium through WebDriver):
 //! a whole Breakthrough game clicked to its end against `random`, with a
-//! reload in the middle; a Domin-Up tile placed from the hand by clicks,
+//! reload in the middle; a refused click told why, from the rules; a Domin-Up tile placed from the hand by clicks,
 //! and seat 2's page holding none of seat 1's tiles; a Campo Bello jump
 //! with a removal; two browsers on one session seeing each other's moves;
 //! a GDL game (tic-tac-toe) clicked square by square to its end; a GDL-II
@@ -103,6 +103,34 @@ fn a_whole_breakthrough_game_is_clicked_to_its_end_against_random() {
     let server = ok(s.addr, json!({"op": "status", "session": g["session"]}));
     assert_eq!(server["game_over"], end["game_over"]);
     b.screenshot(&shot("breakthrough"));
+}
+
+#[test]
+fn a_refused_click_is_told_why_from_the_rules() {
+    let Some(b) = Browser::start() else { return };
+    let s = start();
+    let g = ok(
+        s.addr,
+        json!({"op": "new", "game": "breakthrough", "options": {"rows": 5, "cols": 5},
+               "seats": {"white": "human", "black": "random"}, "auto": true, "seed": 3}),
+    );
+    b.go(&page(s.addr, &g, "white"));
+    my_turn(&b, "white", -1);
+    // A pawn onto the pawn in front of it: no legal move is clicked so.
+    b.click(&target("b1"));
+    b.click(&target("b2"));
+    let why = b.wait(
+        "const w = document.getElementById('why'); return !w.hidden && w.textContent ? w.textContent : false",
+        "why the clicks make no move",
+    );
+    let why = why.as_str().unwrap();
+    assert!(why.contains("`landing(DX, Target, Me, Captured)` failed, with"), "{why}");
+    b.screenshot(&shot("breakthrough-why"));
+    // The next click puts it away, and play goes on from it.
+    b.click(&target("b3"));
+    b.wait("return document.getElementById('why').hidden", "the explanation to go");
+    b.wait("return window.tabulaView.ply > 0", "b2-b3 to be played");
+    assert_eq!(b.script("return window.tabulaView.history[0]"), json!("b2-b3"));
 }
 
 /// Plays random moves through the API until `pred` holds for the view of

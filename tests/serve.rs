@@ -176,6 +176,28 @@ fn malformed_requests_get_error_replies_and_the_connection_lives_on() {
     assert!(why.contains("breakthrough.rules:96:5: in piece_move/12, `landing(DX, Target, Me, Captured)` failed, with Me = w, DX = 0, Target = w"), "{why}");
     let r = c.send(json!({"op": "play", "session": session, "move": "a1-a5", "token": white}));
     assert!(r["error"].get("why").is_none(), "{r}");
+    // `explain` says the same without playing: of clicks (the web board's
+    // refused clicks) or of a text.
+    let r = c.send(json!({"op": "explain", "session": session, "clicks": ["b1", "b2"], "token": white}));
+    assert_eq!(r["verdict"], "refused", "{r}");
+    assert!(r["why"].as_str().unwrap().contains("`landing(DX, Target, Me, Captured)` failed"), "{r}");
+    let r = c.send(json!({"op": "explain", "session": session, "clicks": ["b2", "b3"], "token": white}));
+    assert_eq!((&r["verdict"], &r["move"]), (&json!("legal"), &json!("b2-b3")), "{r}");
+    let r = c.send(json!({"op": "explain", "session": session, "clicks": ["a1", "e5"], "token": white}));
+    assert_eq!(r["verdict"], "no_such_move", "{r}");
+    let r = c.send(json!({"op": "explain", "session": session, "move": "b1-b2", "token": white}));
+    assert_eq!(r["verdict"], "refused", "{r}");
+    for (req, code) in [
+        (json!({"op": "explain", "session": session, "clicks": ["b1", "b2"], "token": black}), "forbidden"),
+        (json!({"op": "explain", "session": session, "clicks": ["b1", "b2"]}), "forbidden"),
+        (json!({"op": "explain", "session": session, "clicks": [1, 2], "token": white}), "bad_request"),
+        (json!({"op": "explain", "session": session, "clicks": [], "token": white}), "bad_request"),
+        (json!({"op": "explain", "session": session, "clicks": "b1", "token": white}), "bad_request"),
+        (json!({"op": "explain", "session": session, "token": white}), "bad_request"),
+    ] {
+        let r = c.send(req.clone());
+        assert_eq!(r["error"]["code"], code, "{req}: {r}");
+    }
     c.writer.write_all(&[0xff, 0xfe, b'\n']).unwrap();
     assert_eq!(c.read()["error"]["code"], "bad_json");
     // Ids are echoed on errors too; the session still works.

@@ -570,10 +570,11 @@ fn answer(shared: &Arc<Shared>, req: Result<Map<String, Value>, Failure>, from: 
     }
 }
 
-const OPS: &str = "new, games, moves, play, ai, hint, status, display, view, undo, query, close";
+const OPS: &str = "new, games, moves, play, explain, ai, hint, status, display, view, undo, query, close";
 
 /// The ops a session answers.
-const SESSION_OPS: &[&str] = &["moves", "play", "ai", "hint", "status", "display", "view", "undo", "query", "close"];
+const SESSION_OPS: &[&str] =
+    &["moves", "play", "explain", "ai", "hint", "status", "display", "view", "undo", "query", "close"];
 
 fn dispatch(shared: &Arc<Shared>, req: Map<String, Value>, from: Sender) -> Reply {
     let op = match req.get("op") {
@@ -599,7 +600,7 @@ fn dispatch(shared: &Arc<Shared>, req: Map<String, Value>, from: Sender) -> Repl
             let (tx, life) = shared.session(id)?;
             // A computer move holds a core for a while: a client may have
             // only so many in progress.
-            let _thinking = if matches!(op, "ai" | "hint") {
+            let _thinking = if matches!(op, "ai" | "hint" | "explain") {
                 Some(shared.clients.hold(from.client, Held::Thinking)?)
             } else {
                 None

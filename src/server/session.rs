@@ -332,6 +332,12 @@ impl Session {
                 }
                 Ok(m)
             }
+            "explain" => {
+                // Only the mover hears why: with hidden pieces, the
+                // explanation is of the mover's own view.
+                self.seat_to_move(req)?;
+                self.explain(req)
+            }
             "ai" => {
                 self.seat_to_move(req)?;
                 self.ai(text_field(req, "controller")?)
@@ -517,6 +523,48 @@ impl Session {
             Err(e) => return Err(e.into()),
         };
         self.apply(&legal[k])
+    }
+
+    /// What the rules say of a move typed (`move`) or clicked (`clicks`,
+    /// the sites and hand items in order): legal, no move of the game, or
+    /// refused and why.
+    fn explain(&mut self, req: &Map<String, Value>) -> Reply {
+        self.not_over()?;
+        let state = self.play.state().clone();
+        let verdict = match req.get("clicks") {
+            Some(Value::Array(items)) if !items.is_empty() && items.len() <= 64 => {
+                let clicks: Vec<String> = (items.iter())
+                    .map(|c| c.as_str().filter(|c| c.len() <= 256).map(str::to_string))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| fail("bad_request", "`clicks` must be a list of site and hand ids (strings)"))?;
+                match self.game.move_of_clicks(&self.options, &state, &clicks)? {
+                    Some(mv) => self.game.judge_move(&state, &mv)?,
+                    None => Verdict::NoSuchMove,
+                }
+            }
+            Some(_) => return Err(fail("bad_request", "`clicks` must be a list of 1 to 64 site and hand ids")),
+            None => {
+                let typed = required(req, "move", "explain")?;
+                self.game.judge(&self.options, &state, typed)?
+            }
+        };
+        let mut m = Map::new();
+        match verdict {
+            Verdict::Legal(text) => {
+                m.insert("verdict".into(), json!("legal"));
+                m.insert("move".into(), json!(text));
+            }
+            Verdict::NoSuchMove => {
+                m.insert("verdict".into(), json!("no_such_move"));
+            }
+            Verdict::Refused { whys, sampled } => {
+                let mover = self.game.to_move(&state)?;
+                let file = self.game.path().file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());
+                m.insert("verdict".into(), json!("refused"));
+                m.insert("why".into(), json!(explain::refusal(&whys, sampled, &mover, &file)));
+            }
+        }
+        Ok(m)
     }
 
     fn apply(&mut self, l: &LegalMove) -> Reply {

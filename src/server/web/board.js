@@ -16,6 +16,8 @@ let flipped = false;
 let view = null;      // the last `view` reply
 let path = [];        // the clicks made so far towards a move
 let hinted = null;    // clicks of a suggested move
+let missed = null;    // the last click, when it began no move
+let clicked = 0;      // clicks so far (an explanation of older ones is not shown)
 let thinking = null;  // the seat the computer is thinking for
 // How long the page took to show a move (ms), for scripts and tests: from
 // a click (or typed move) to the new position drawn, and from the news of
@@ -33,11 +35,45 @@ async function api(req) {
     body: JSON.stringify(req),
   });
   const reply = await r.json();
-  if (!reply.ok) throw new Error(reply.error.message);
+  if (!reply.ok) {
+    const e = new Error(reply.error.message);
+    e.why = reply.error.why;
+    throw e;
+  }
   return reply;
 }
 
 function say(text) { $('message').textContent = text || ''; }
+
+// Why a move is refused, from the rules: a box under the site clicked
+// last (or under the board), until the next click.
+function explainBox(text, site) {
+  const box = $('why');
+  box.textContent = text;
+  box.hidden = false;
+  const area = $('board-area').getBoundingClientRect();
+  const at = site && document.querySelector(`[data-site="${CSS.escape(site)}"]`);
+  const r = at ? at.getBoundingClientRect() : null;
+  box.style.left = `${r ? Math.max(0, Math.min(r.left - area.left, area.width - box.offsetWidth)) : 0}px`;
+  box.style.top = `${r ? r.bottom - area.top + 4 : area.height}px`;
+  box.onclick = hideWhy;
+}
+
+function hideWhy() { $('why').hidden = true; }
+
+// Asks the server why the clicks make no legal move, and says so (that no
+// move of the game is clicked so, only if `none`), unless the person has
+// clicked again since.
+async function explainClicks(clicks, none) {
+  const n = clicked;
+  try {
+    const r = await api({ op: 'explain', session, token, clicks });
+    if (n !== clicked) return;
+    const last = clicks[clicks.length - 1];
+    if (r.verdict === 'refused') explainBox(`${clicks.join(' → ')} is no legal move here. The rules say:\n${r.why}`, last);
+    else if (r.verdict === 'no_such_move' && none) explainBox(`No move of the game is made by clicking ${clicks.join(', ')}.`, last);
+  } catch (e) { say(e.message); }
+}
 
 function el(name, attrs, parent) {
   const e = document.createElementNS(SVG, name);
@@ -390,13 +426,25 @@ function offer(moves, stopHere) {
 function click(id) {
   if (!myTurn()) return;
   hinted = null;
+  hideWhy();
+  clicked++;
+  // After a click that began no move (a piece that cannot move), the
+  // two clicks together may be the move meant: the rules say why not.
+  if (!path.length && missed !== null && missed !== id) explainClicks([missed, id], false);
+  missed = null;
   const next = [...path, id];
   const fits = (view.moves || []).filter((m) => m.clicks && m.clicks.length >= next.length && next.every((c, i) => m.clicks[i] === c));
   if (!fits.length) {
-    // Not a continuation: start again from this click, or clear.
+    // Not a continuation: the rules say why, and play starts again from
+    // this click, or clears.
     path = [];
     offer([]);
-    if (path.length === 0 && next.length > 1) return click(id);
+    if (next.length > 1) {
+      explainClicks(next, true);
+      clicked--;
+      return click(id);
+    }
+    missed = id;
     render();
     return;
   }
@@ -420,6 +468,7 @@ async function play(text) {
     show(r.view, n);
   } catch (e) {
     say(e.message);
+    if (e.why) explainBox(e.why, null);
     await load();
   }
 }

@@ -91,7 +91,17 @@ impl Game {
                 Err(_) => Verdict::NoSuchMove,
             });
         };
-        if let Some(l) = legal.iter().find(|l| l.mv == mv) {
+        self.judge_among(&legal, s, &mv)
+    }
+
+    /// What the rules say of the move `mv` in `s` (see [`Game::judge`]).
+    pub fn judge_move(&mut self, s: &State, mv: &Move) -> Result<Verdict, GameError> {
+        let legal = self.legal_moves(s)?;
+        self.judge_among(&legal, s, mv)
+    }
+
+    fn judge_among(&mut self, legal: &[super::LegalMove], s: &State, mv: &Move) -> Result<Verdict, GameError> {
+        if let Some(l) = legal.iter().find(|l| l.mv == *mv) {
             return Ok(Verdict::Legal(l.text.clone()));
         }
         let sampled = self.hidden();
@@ -101,7 +111,7 @@ impl Game {
         } else {
             s.clone()
         };
-        let mut whys = self.explain(&seen, &mv)?;
+        let mut whys = self.explain(&seen, mv)?;
         if sampled {
             forget_values(&mut whys);
         }
@@ -109,6 +119,49 @@ impl Game {
             return Ok(Verdict::NoSuchMove);
         }
         Ok(Verdict::Refused { whys, sampled })
+    }
+
+    /// The move a person meant by clicking `clicks` (`move_clicks/3`),
+    /// legal or not: the first move of the game (of the numbered moves,
+    /// `action_space/2`, where the rules number them) whose clicks these
+    /// are, or else the move `move_clicks/3` gives for them when asked
+    /// backwards. `None`: no move of the game is made so.
+    pub fn move_of_clicks(
+        &mut self,
+        options: &crate::engine::Tmpl,
+        s: &State,
+        clicks: &[String],
+    ) -> Result<Option<Move>, GameError> {
+        if !self.has("move_clicks", 3) || clicks.is_empty() {
+            return Ok(None);
+        }
+        let deadline = Instant::now() + BUDGET;
+        if let Some(space) = self.action_space(options)?
+            && let Some(moves) = space.listed_moves()
+        {
+            for m in moves {
+                if Instant::now() > deadline {
+                    break;
+                }
+                if self.move_clicks(s, m).ok().flatten().is_some_and(|c| c == clicks) {
+                    return Ok(Some(m.clone()));
+                }
+            }
+        }
+        // Backwards: the clicks given, the move asked (within limits: a
+        // move_clicks/3 written one way only may fail, raise or loop).
+        let list: Vec<String> = clicks.iter().map(|c| crate::engine::format_atom(c, true)).collect();
+        let Ok(clicks) = self.engine().parse_term(&format!("[{}]", list.join(", "))) else { return Ok(None) };
+        let saved = self.engine().limits().clone();
+        let left = deadline.saturating_duration_since(Instant::now()).max(std::time::Duration::from_millis(50));
+        self.engine().set_limits(crate::engine::Limits { timeout: Some(left), ..saved.clone() });
+        let found = self.engine().call(
+            "move_clicks",
+            &[crate::engine::Arg::In(&s.0), crate::engine::Arg::Out, crate::engine::Arg::In(&clicks)],
+            1,
+        );
+        self.engine().set_limits(saved);
+        Ok(found.ok().and_then(|r| r.into_iter().next()).and_then(|mut r| r.pop()).filter(|m| m.nvars == 0).map(Move))
     }
 
     /// The move a person typed, legal or not: with numbered moves
