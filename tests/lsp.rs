@@ -170,13 +170,15 @@ fn a_game_with_mistakes_gets_diagnostics_and_answers_about_its_predicates() {
     let refs = c.at("textDocument/references", uri, call, json!({"context": {"includeDeclaration": false}}));
     assert_eq!(refs.as_array().unwrap().len(), 2, "{refs}");
 
-    // Hover: its clauses and the comment above it; a builtin says so.
+    // Hover: its clauses and the comment above it; a builtin's entry.
     let hover = c.at("textDocument/hover", uri, call, json!({}))["contents"]["value"].as_str().unwrap().to_string();
     assert!(hover.starts_with("**piece_move/12**: 1 clause"), "{hover}");
     assert!(hover.contains("capturing (Captured = yes) or not"), "{hover}");
     let set_arg = find(&text, "    set_arg(I, B, e", "set_arg");
     let hover = c.at("textDocument/hover", uri, set_arg, json!({}));
-    assert_eq!(hover["contents"]["value"], "**set_arg/4**: a builtin of the engine");
+    // A builtin: what it does, from the book's page of builtins.
+    let shown = hover["contents"]["value"].as_str().unwrap();
+    assert!(shown.starts_with("**set_arg/4**, a builtin\n\n`set_arg(+N, +Term, +Value, -New)`: New is a copy of Term"), "{shown}");
 
     // Renamed: its head and both calls; a builtin is not the file's.
     let edit = c.at("textDocument/rename", uri, call, json!({"newName": "step_of"}));
@@ -252,5 +254,44 @@ fn syntax_errors_missing_predicates_game_checks_and_gdl_are_diagnosed() {
     assert!(d.iter().any(|x| x["severity"] == 1), "{d:?}");
     let symbols = c.request("textDocument/documentSymbol", json!({"textDocument": {"uri": uri}}));
     assert_eq!(symbols[0]["name"], "loop/0");
+    c.stop();
+}
+
+#[test]
+fn rules_random_games_never_use_are_hinted() {
+    let mut c = Client::start();
+    let text = std::fs::read_to_string(root().join("tests/fixtures/coverage/dead.rules")).unwrap();
+    let uri = "file:///tmp/tabula-lsp-test/dead.rules";
+    c.open(uri, &text);
+    // The load's diagnostics, the game checks', then the coverage hints.
+    let all = loop {
+        let d = c.diagnostics(uri);
+        if d.iter().any(|x| x["source"] == "tabula coverage") {
+            break d;
+        }
+    };
+    let hints: Vec<&Value> = all.iter().filter(|x| x["source"] == "tabula coverage").collect();
+    let at = |line_start: &str, needle: &str| {
+        let (line, character) = find(&text, line_start, needle);
+        json!({"line": line, "character": character})
+    };
+    let hint = |start: Value| {
+        *hints.iter().find(|h| h["range"]["start"] == start).unwrap_or_else(|| panic!("no hint at {start}: {hints:#?}"))
+    };
+    // A clause that never ran, faded as unused code.
+    let h = hint(at("heap_left", "heap_left"));
+    assert_eq!((&h["severity"], &h["code"], &h["tags"]), (&json!(4), &json!("dead-clause"), &json!([1])), "{h}");
+    assert_eq!(h["message"], "this clause of heap_left/2 never ran in 5 random games");
+    // A goal that never succeeded, and one never called after it.
+    let h = hint(at("    N > 100", "N > 100"));
+    assert!(h["message"].as_str().unwrap().starts_with("`N > 100` in move/3 was called "), "{h}");
+    assert!(h["message"].as_str().unwrap().ends_with(" in 5 random games and never succeeded"), "{h}");
+    assert!(h.get("tags").is_none(), "{h}");
+    let after = find(&text, "    N > 100", "N").0 + 1;
+    let h = hint(json!({"line": after, "character": 4}));
+    assert!(h["message"].as_str().unwrap().contains("was never called"), "{h}");
+    assert_eq!(h["tags"], json!([1]));
+    hint(at("bonus(N, 10)", "N > 1000"));
+    assert_eq!(hints.len(), 4, "{hints:#?}");
     c.stop();
 }

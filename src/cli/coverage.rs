@@ -40,7 +40,7 @@ pub fn run(a: CoverageArgs) -> Result<i32, CliError> {
             path.display()
         )));
     }
-    let c = coverage::measure(&path, &src, a.games, a.max_plies, a.seed)?;
+    let c = coverage::measure(&path, &src, a.games, a.max_plies, a.seed, &crate::engine::Limits::default(), &|| false)?;
     if a.json {
         println!("{}", serde_json::to_string(&c)?);
         return Ok(0);

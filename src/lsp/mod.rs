@@ -5,7 +5,8 @@
 //!   variables, calls to predicates defined nowhere...) at once, and, for a
 //!   file that defines the game interface, what `tabula check`'s random
 //!   games find, a moment later (on a worker thread, within limits: a file
-//!   that loops is cut off, never the editor).
+//!   that loops is cut off, never the editor), and then, as hints, the
+//!   rules random games never used (`tabula coverage`).
 //! - Document and workspace symbols (each predicate), go to definition,
 //!   find references, hover (a predicate's clauses and the comment above
 //!   it; a builtin or library predicate says so), completion of the
@@ -13,6 +14,7 @@
 //!   for a singleton variable (`X` to `_X`).
 
 mod analysis;
+mod builtins;
 
 use crate::cli::CliError;
 use crate::engine::{Limits, Origin};
@@ -262,8 +264,13 @@ fn hover(a: &Analysis, key: &Key) -> Value {
             }
             t
         }
-        (None, Some(Origin::Builtin)) => format!("**{name}**: a builtin of the engine"),
-        (None, Some(Origin::Library)) => format!("**{name}**: a library predicate (the engine's prelude)"),
+        (None, Some(o @ (Origin::Builtin | Origin::Library))) => {
+            let kind = if *o == Origin::Builtin { "a builtin" } else { "a library predicate" };
+            match builtins::entries().get(key) {
+                Some(e) => format!("**{name}**, {kind}\n\n`{}`: {}", e.template, e.text),
+                None => format!("**{name}**, {kind}"),
+            }
+        }
         (None, _) => format!("**{name}**: defined nowhere in this file"),
     };
     json!({"contents": {"kind": "markdown", "value": text}})
@@ -293,7 +300,12 @@ fn completion(d: &Doc, position: &Value) -> Value {
                 Origin::Library => "library",
                 Origin::Builtin => "builtin",
             };
-            json!({"label": k.0, "detail": format!("{}/{} ({from})", k.0, k.1), "kind": lsp::CompletionItemKind::FUNCTION})
+            let mut item = json!({"label": k.0, "detail": format!("{}/{} ({from})", k.0, k.1), "kind": lsp::CompletionItemKind::FUNCTION});
+            if let Some(e) = builtins::entries().get(k) {
+                item["detail"] = json!(format!("{} ({from})", e.template));
+                item["documentation"] = json!({"kind": "markdown", "value": e.text});
+            }
+            item
         })
         .collect();
     json!(items)
@@ -387,14 +399,25 @@ impl Checks {
                             pending = ready.wait(pending).unwrap_or_else(|e| e.into_inner());
                         }
                     };
+                    let current = || l.lock().unwrap_or_else(|e| e.into_inner()).get(&job.uri) == Some(&job.version);
                     let found = game_checks(&job);
-                    let current = l.lock().unwrap_or_else(|e| e.into_inner()).get(&job.uri) == Some(&job.version);
-                    if current {
-                        let mut all = job.first;
-                        all.extend(found);
-                        let n = publish(&job.uri, all);
-                        if s.send(Message::Notification(n)).is_err() {
-                            return;
+                    if !current() {
+                        continue;
+                    }
+                    let mut all = job.first.clone();
+                    all.extend(found.iter().cloned());
+                    if s.send(Message::Notification(publish(&job.uri, all.clone()))).is_err() {
+                        return;
+                    }
+                    // Then the rules random games never used, as hints (a
+                    // game whose checks fail has none: its games stop).
+                    if found.is_empty() {
+                        let hints = coverage_hints(&job, &current);
+                        if !hints.is_empty() && current() {
+                            all.extend(hints);
+                            if s.send(Message::Notification(publish(&job.uri, all))).is_err() {
+                                return;
+                            }
                         }
                     }
                 }
@@ -433,6 +456,53 @@ impl Checks {
 
 fn publish(uri: &str, diagnostics: Vec<lsp::Diagnostic>) -> Notification {
     Notification::new("textDocument/publishDiagnostics".into(), json!({"uri": uri, "diagnostics": diagnostics}))
+}
+
+/// Random games the coverage hints play, and their length.
+const COVERAGE_GAMES: u32 = 5;
+const COVERAGE_PLIES: u32 = 200;
+
+/// The rules of a whole game that `COVERAGE_GAMES` random games never
+/// used (`tabula coverage`), as hints: a clause that never ran (shown
+/// faded, as code that is not used), a goal never called, a goal never
+/// succeeded.
+/// An edit since (`current` false) stops them: the new text's checks go
+/// first.
+fn coverage_hints(job: &Job, current: &dyn Fn() -> bool) -> Vec<lsp::Diagnostic> {
+    let limits = Limits { timeout: Some(CHECK_LIMIT), ..Limits::default() };
+    let stop = || !current();
+    let measured =
+        crate::game::coverage::measure(&job.path, &job.text, COVERAGE_GAMES, COVERAGE_PLIES, 1, &limits, &stop);
+    let Ok(c) = measured else { return Vec::new() };
+    let text = Text::new(job.text.clone());
+    let hint = |span, code: &str, message: String, unused: bool| lsp::Diagnostic {
+        range: text.range(span),
+        severity: Some(lsp::DiagnosticSeverity::HINT),
+        code: Some(lsp::NumberOrString::String(code.into())),
+        source: Some("tabula coverage".into()),
+        message,
+        tags: unused.then(|| vec![lsp::DiagnosticTag::UNNECESSARY]),
+        ..lsp::Diagnostic::default()
+    };
+    let games = format!("{} random game{}", c.games, if c.games == 1 { "" } else { "s" });
+    let mut out: Vec<lsp::Diagnostic> = (c.dead_clauses())
+        .map(|k| hint(k.span, "dead-clause", format!("this clause of {} never ran in {games}", k.predicate), true))
+        .collect();
+    for (k, g) in c.dead_goals() {
+        out.push(if g.called == 0 {
+            hint(g.span, "dead-goal", format!("`{}` in {} was never called in {games}", g.goal, k.predicate), true)
+        } else {
+            let message = format!(
+                "`{}` in {} was called {} time{} in {games} and never succeeded",
+                g.goal,
+                k.predicate,
+                g.called,
+                if g.called == 1 { "" } else { "s" }
+            );
+            hint(g.span, "dead-goal", message, false)
+        });
+    }
+    out
 }
 
 /// What `tabula check`'s random games find in a whole game (three games,

@@ -32,6 +32,9 @@ pub struct ClauseCount {
     /// `name/arity`.
     pub predicate: String,
     pub line: usize,
+    /// Where the clause is, in bytes of the file.
+    #[serde(skip)]
+    pub span: Span,
     pub entered: u64,
     pub goals: Vec<GoalCount>,
 }
@@ -43,6 +46,9 @@ pub struct GoalCount {
     pub goal: String,
     pub line: usize,
     pub column: usize,
+    /// Where the goal is, in bytes of the file.
+    #[serde(skip)]
+    pub span: Span,
     pub called: u64,
     pub succeeded: u64,
 }
@@ -153,10 +159,20 @@ fn indicator(head: &Ast) -> Option<String> {
 /// Plays `games` random games (as `check` plays them, from seed `seed`,
 /// each at most `max_plies` long) of the game in `src` with its rules
 /// counted, asking at each position what the front ends ask, and gives
-/// the count of every clause and goal.
-pub fn measure(path: &Path, src: &str, games: u32, max_plies: u32, seed: u64) -> Result<Coverage, GameError> {
+/// the count of every clause and goal. Each query runs within `limits`;
+/// the games stop (with an error) when `stop` says so, asked each ply.
+pub fn measure(
+    path: &Path,
+    src: &str,
+    games: u32,
+    max_plies: u32,
+    seed: u64,
+    limits: &crate::engine::Limits,
+    stop: &dyn Fn() -> bool,
+) -> Result<Coverage, GameError> {
     let ins = instrument(src);
     let mut engine = Engine::new();
+    engine.set_limits(limits.clone());
     engine.add_builtin("$cov", 1, bi_cov);
     engine.set_ext(Box::new(Counts(vec![0; ins.counters.len()])));
     let report = engine.load(&path.display().to_string(), &ins.text);
@@ -174,11 +190,11 @@ pub fn measure(path: &Path, src: &str, games: u32, max_plies: u32, seed: u64) ->
     if let Some(p) = problems.first() {
         return Err(GameError::Rules(format!("the random games fail: {p}")));
     }
-    front_ends(&mut game, &options, games, max_plies, seed)?;
+    front_ends(&mut game, &options, games, max_plies, seed, stop)?;
     let counts = game.engine().ext_mut::<Counts>().map(|c| std::mem::take(&mut c.0)).unwrap_or_default();
     let line_col = |s: Span| syntax::diag::line_col(src, s.start);
     let mut out: Vec<ClauseCount> = (ins.clauses.iter())
-        .map(|(p, s)| ClauseCount { predicate: p.clone(), line: line_col(*s).0, entered: 0, goals: Vec::new() })
+        .map(|(p, s)| ClauseCount { predicate: p.clone(), line: line_col(*s).0, span: *s, entered: 0, goals: Vec::new() })
         .collect();
     for (k, c) in ins.counters.iter().enumerate() {
         let n = counts.get(k).copied().unwrap_or(0);
@@ -193,7 +209,7 @@ pub fn measure(path: &Path, src: &str, games: u32, max_plies: u32, seed: u64) ->
                 } else {
                     written
                 };
-                clause.goals.push(GoalCount { goal, line, column, called: n, succeeded: 0 });
+                clause.goals.push(GoalCount { goal, line, column, span: s, called: n, succeeded: 0 });
             }
             (Port::Exited, Some((i, _))) => clause.goals[i].succeeded = n,
             _ => {}
@@ -215,6 +231,7 @@ fn front_ends(
     games: u32,
     max_plies: u32,
     seed: u64,
+    stop: &dyn Fn() -> bool,
 ) -> Result<(), GameError> {
     let players = game.players(options)?;
     let viewers: Vec<String> = players.iter().cloned().chain(std::iter::once("spectator".to_string())).collect();
@@ -230,6 +247,9 @@ fn front_ends(
         let mut walk = super::Walk::new(seed.wrapping_add(g));
         let mut s = game.initial_state(options, seed.wrapping_add(g))?;
         for ply in 0..max_plies {
+            if stop() {
+                return Err(GameError::Rules("the coverage was stopped".into()));
+            }
             for v in &viewers {
                 game.display(&s, v)?;
                 game.view(&s, v)?;
