@@ -178,7 +178,10 @@ fn a_game_with_mistakes_gets_diagnostics_and_answers_about_its_predicates() {
     let hover = c.at("textDocument/hover", uri, set_arg, json!({}));
     // A builtin: what it does, from the book's page of builtins.
     let shown = hover["contents"]["value"].as_str().unwrap();
-    assert!(shown.starts_with("**set_arg/4**, a builtin\n\n`set_arg(+N, +Term, +Value, -New)`: New is a copy of Term"), "{shown}");
+    assert!(
+        shown.starts_with("**set_arg/4**, a builtin\n\n`set_arg(+N, +Term, +Value, -New)`: New is a copy of Term"),
+        "{shown}"
+    );
 
     // Renamed: its head and both calls; a builtin is not the file's.
     let edit = c.at("textDocument/rename", uri, call, json!({"newName": "step_of"}));
@@ -293,5 +296,108 @@ fn rules_random_games_never_use_are_hinted() {
     assert_eq!(h["tags"], json!([1]));
     hint(at("bonus(N, 10)", "N > 1000"));
     assert_eq!(hints.len(), 4, "{hints:#?}");
+    c.stop();
+}
+
+#[test]
+fn a_gdl_file_has_symbols_definitions_references_and_hover() {
+    let text = "; Who holds the cell.\n(role x)\n(role o)\n(init (cell 1 b))\n(init (control x))\n\
+        (<= (legal ?r (mark ?c)) (true (control ?r)) (true (cell ?c b)))\n\
+        (<= (next (cell ?c ?r)) (does ?r (mark ?c)))\n\
+        (<= (next (control o)) (true (control x)))\n\
+        (<= (next (control x)) (true (control o)))\n\
+        (<= terminal (not (true (cell 1 b))))\n\
+        (<= (goal ?r 100) (role ?r) (true (cell 1 ?r)))\n";
+    let uri = "file:///tmp/tabula-lsp-test/marks.kif";
+    let mut c = Client::start();
+    c.open(uri, text);
+    assert_eq!(c.diagnostics(uri), Vec::<Value>::new());
+    let symbols = c.request("textDocument/documentSymbol", json!({"textDocument": {"uri": uri}}));
+    let names: Vec<&str> = symbols.as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    for want in ["role/1", "init/1", "legal/2", "next/1", "terminal/0", "goal/2", "cell/2", "control/1", "mark/1"] {
+        assert!(names.contains(&want), "{want} not in {names:?}");
+    }
+    // From a fluent in a body to where init and next make it.
+    let use_at = find(text, "(<= terminal", "cell");
+    let def = c.at("textDocument/definition", uri, use_at, json!({}));
+    let lines: Vec<u64> =
+        def.as_array().unwrap().iter().map(|d| d["range"]["start"]["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [3, 6], "{def}");
+    let refs = c.at("textDocument/references", uri, find(text, "(init (control", "control"), json!({}));
+    assert_eq!(refs.as_array().unwrap().len(), 6, "{refs}");
+    // GDL's words say what they mean.
+    let hover = c.at("textDocument/hover", uri, find(text, "(<= terminal", "true"), json!({}));
+    assert_eq!(
+        hover["contents"]["value"],
+        "**true/1**, a word of GDL\n\n`(true f)`: the fluent f holds in the current state."
+    );
+    let hover = c.at("textDocument/hover", uri, find(text, "(<= (legal", "legal"), json!({}));
+    let shown = hover["contents"]["value"].as_str().unwrap();
+    assert!(shown.starts_with("**legal/2**: 1 clause, the first at line 6\n\n`(legal r m)`"), "{shown}");
+    let hover = c.at("textDocument/hover", uri, find(text, "(role x)", "role"), json!({}));
+    assert!(hover["contents"]["value"].as_str().unwrap().ends_with("Who holds the cell."), "{hover}");
+    c.stop();
+}
+
+/// Applies one quick fix's edits (all on `uri`) to `text`.
+fn apply(text: &str, uri: &str, action: &Value) -> String {
+    let mut out = text.to_string();
+    let mut edits: Vec<&Value> = action["edit"]["changes"][uri].as_array().unwrap().iter().collect();
+    let offset = |t: &str, p: &Value| {
+        let (line, ch) = (p["line"].as_u64().unwrap() as usize, p["character"].as_u64().unwrap() as usize);
+        t.split_inclusive('\n').take(line).map(str::len).sum::<usize>() + ch
+    };
+    edits.sort_by_key(|e| std::cmp::Reverse(offset(text, &e["range"]["start"])));
+    for e in edits {
+        let (s, t) = (offset(&out, &e["range"]["start"]), offset(&out, &e["range"]["end"]));
+        out.replace_range(s..t, e["newText"].as_str().unwrap());
+    }
+    out
+}
+
+#[test]
+fn quick_fixes_write_the_missing_clauses_and_mend_a_typo() {
+    let mut c = Client::start();
+    // A game being written: each missing game predicate gets its skeleton.
+    let uri = "file:///tmp/tabula-lsp-test/begun.rules";
+    let mut text = "title(begun).\nplayers(_, [a, b]).\ninitial_state(_, s).\nto_move(s, a).\n".to_string();
+    c.open(uri, &text);
+    let missing = c.diagnostics(uri);
+    assert_eq!(missing.len(), 2, "{missing:?}");
+    for (version, diag) in missing.iter().enumerate() {
+        let actions = c.request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": diag["range"], "context": {"diagnostics": [diag]}}),
+        );
+        assert_eq!(actions.as_array().unwrap().len(), 1, "{actions}");
+        assert!(actions[0]["title"].as_str().unwrap().starts_with("define "), "{actions}");
+        text = apply(&text, uri, &actions[0]);
+        let changes = json!([{"text": text}]);
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version + 2}, "contentChanges": changes}),
+        );
+        c.diagnostics(uri);
+    }
+    assert!(text.contains("\n\n% move(+State, -Move, -Next): each legal move, and the position after it.\nmove(_State, _Move, _Next) :-\n    fail.\n"), "{text}");
+    assert!(text.ends_with("game_over(_State, _Outcome) :-\n    fail.\n"), "{text}");
+    // With both, it is a whole game: nothing is missing, no warning.
+    let mut e = tabula::engine::Engine::new();
+    assert!(e.load("begun.rules", &text).diagnostics.is_empty());
+
+    // A typo'd call: changed to the name meant, or defined.
+    let uri = "file:///tmp/tabula-lsp-test/typo.rules";
+    let text = "p(X) :- q(X), valu(X).\nq(1).\nvalue(1).\n";
+    c.open(uri, text);
+    let d = c.diagnostics(uri);
+    let typo = d.iter().find(|x| x["code"] == "undefined-predicate").unwrap_or_else(|| panic!("{d:?}"));
+    let actions = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": typo["range"], "context": {"diagnostics": [typo]}}),
+    );
+    let titles: Vec<&str> = actions.as_array().unwrap().iter().map(|a| a["title"].as_str().unwrap()).collect();
+    assert_eq!(titles, ["change `valu` to `value`", "define valu/1 (a clause to fill in, at the end of the file)"]);
+    assert_eq!(apply(text, uri, &actions[0]), "p(X) :- q(X), value(X).\nq(1).\nvalue(1).\n");
+    assert_eq!(apply(text, uri, &actions[1]), format!("{text}\n% valu/1: (to be written)\nvalu(_A1) :-\n    fail.\n"));
     c.stop();
 }

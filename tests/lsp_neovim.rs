@@ -1,7 +1,7 @@
 //! `tabula lsp` in a real editor: Neovim, headless, starts the server
 //! with its own LSP client, opens Breakthrough with a mistake put in and
-//! a GDL file with one, and asks for the diagnostics, a definition and a
-//! hover, as a person would with `:lua vim.diagnostic.get()`, `gd` and
+//! a GDL file with one, and asks each for the diagnostics, a definition
+//! and a hover, as a person would with `:lua vim.diagnostic.get()`, `gd` and
 //! `K`. Debian's `neovim` (0.7 and later); under CI its absence is a
 //! failure.
 
@@ -90,17 +90,19 @@ local function open(file)
   end
   return buf
 end
-local buf = open('breakthrough.rules')
-local params = {{ textDocument = {{ uri = vim.uri_from_bufnr(buf) }}, position = {{ line = {call_line}, character = {column} }} }}
-for _, r in pairs(vim.lsp.buf_request_sync(buf, 'textDocument/definition', params, 10000) or {{}}) do
-  for _, loc in ipairs(r.result or {{}}) do
-    say(string.format('definition %d:%d', loc.range.start.line + 1, loc.range.start.character + 1))
+local function ask(file, buf, line, character)
+  local params = {{ textDocument = {{ uri = vim.uri_from_bufnr(buf) }}, position = {{ line = line, character = character }} }}
+  for _, r in pairs(vim.lsp.buf_request_sync(buf, 'textDocument/definition', params, 10000) or {{}}) do
+    for _, loc in ipairs(r.result or {{}}) do
+      say(string.format('%s definition %d:%d', file, loc.range.start.line + 1, loc.range.start.character + 1))
+    end
+  end
+  for _, r in pairs(vim.lsp.buf_request_sync(buf, 'textDocument/hover', params, 10000) or {{}}) do
+    say(file .. ' hover ' .. (r.result.contents.value:gsub('\n', ' ')))
   end
 end
-for _, r in pairs(vim.lsp.buf_request_sync(buf, 'textDocument/hover', params, 10000) or {{}}) do
-  say('hover ' .. (r.result.contents.value:gsub('\n', ' ')))
-end
-open('broken.kif')
+ask('breakthrough.rules', open('breakthrough.rules'), {call_line}, {column})
+ask('broken.kif', open('broken.kif'), 2, 33)
 out:close()
 vim.cmd('qa!')
 "#
@@ -117,8 +119,15 @@ vim.cmd('qa!')
         "{expected}\nin\n{seen:#?}"
     );
     let head = text.lines().position(|l| l.starts_with("piece_move(P, R, C, B, X1")).unwrap();
-    assert!(seen.contains(&format!("definition {}:1", head + 1)), "{seen:#?}");
-    assert!(seen.iter().any(|l| l.starts_with("hover **piece_move/12**: 1 clause")), "{seen:#?}");
+    assert!(seen.contains(&format!("breakthrough.rules definition {}:1", head + 1)), "{seen:#?}");
+    assert!(seen.iter().any(|l| l.starts_with("breakthrough.rules hover **piece_move/12**: 1 clause")), "{seen:#?}");
     assert!(seen.iter().any(|l| l.starts_with("broken.kif diagnostic 3:") && l.contains("severity 1")), "{seen:#?}");
+    // In the GDL file: from the fluent `cell` in a body to where init
+    // makes it, and its hover.
+    assert!(seen.contains(&"broken.kif definition 2:8".to_string()), "{seen:#?}");
+    assert!(seen.contains(&"broken.kif hover **cell/1**: 1 clause, the first at line 2".to_string()), "{seen:#?}");
+    for line in &seen {
+        eprintln!("{line}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -84,6 +84,8 @@ pub struct Analysis {
     /// Whether the file defines the whole game interface (its game checks
     /// can run).
     pub game: bool,
+    /// A GDL file (comments begin with `;`, its words are GDL's).
+    pub gdl: bool,
 }
 
 /// The longest a file's load may run (its directives): an editor is never
@@ -101,6 +103,7 @@ pub fn analyse(path: &Path, src: String) -> Analysis {
         occurrences: Vec::new(),
         known: HashMap::new(),
         game: false,
+        gdl: is_gdl(path),
     };
     let name = path.display().to_string();
     if is_gdl(path) {
@@ -113,6 +116,7 @@ pub fn analyse(path: &Path, src: String) -> Analysis {
             }
         };
         a.diagnostics = diags.iter().map(|d| diagnostic(&a.text, d)).collect();
+        index_gdl(&mut a);
         return a;
     }
     let mut engine = Engine::new();
@@ -147,6 +151,8 @@ pub fn diagnostic(text: &Text, d: &syntax::Diagnostic) -> lsp::Diagnostic {
     };
     if d.message.starts_with("singleton variable") {
         out.code = Some(lsp::NumberOrString::String("singleton".into()));
+    } else if d.message.starts_with("call to undefined predicate") {
+        out.code = Some(lsp::NumberOrString::String("undefined-predicate".into()));
     }
     out
 }
@@ -173,6 +179,81 @@ fn index(a: &mut Analysis) {
         if let Some(b) = body {
             walk(&a.text.src, b, &a.known, &mut a.occurrences);
         }
+    }
+}
+
+/// GDL's own relations, what they mean (for hover), and their arities.
+pub const GDL_WORDS: &[(&str, u32, &str)] = &[
+    ("role", 1, "`(role r)`: r is a player of the game."),
+    ("init", 1, "`(init f)`: the fluent f holds in the first state."),
+    ("true", 1, "`(true f)`: the fluent f holds in the current state."),
+    ("next", 1, "`(next f)`: the fluent f holds in the next state (after this turn's moves)."),
+    ("legal", 2, "`(legal r m)`: m is a legal move of role r in the current state."),
+    ("does", 2, "`(does r m)`: role r makes move m this turn."),
+    ("goal", 2, "`(goal r n)`: role r's score is n (0 to 100) in the current state."),
+    ("terminal", 0, "`terminal`: the game is over in the current state."),
+    ("distinct", 2, "`(distinct x y)`: x and y are different terms."),
+    ("not", 1, "`(not l)`: the literal l does not hold (negation as failure)."),
+    ("base", 1, "`(base f)`: f is a fluent the game may have."),
+    ("input", 2, "`(input r m)`: m is a move role r may ever make."),
+    ("sees", 2, "`(sees r p)`: role r is told p after this turn's moves (GDL-II)."),
+];
+
+/// The relations of a GDL file (heads of facts and rules, and literals of
+/// bodies) and the function terms that are fluents and moves (defined
+/// where `init`, `next`, `legal`, `base` or `input` make them).
+fn index_gdl(a: &mut Analysis) {
+    use crate::gdl::{Atom, Lit, Term, parse};
+    let Ok(sexps) = parse::read_sexps(&a.text.src) else { return };
+    let clauses = parse::read_clauses(&sexps, &mut Vec::new());
+    for (w, k, _) in GDL_WORDS {
+        a.known.insert((w.to_string(), *k), Origin::Builtin);
+    }
+    fn terms(src: &str, t: &Term, head: bool, out: &mut Vec<Occurrence>) {
+        if let Term::Fn(name, args, span) = t {
+            let key = (name.clone(), args.len() as u32);
+            // The name follows the `(` (and any space).
+            let after = src.get(span.start + 1..).unwrap_or("");
+            let start = span.start + 1 + (after.len() - after.trim_start().len());
+            out.push(Occurrence { key, span: Span::new(start, start + name.len()), head });
+            args.iter().for_each(|x| terms(src, x, false, out));
+        }
+    }
+    fn atom(src: &str, x: &Atom, head: bool, out: &mut Vec<Occurrence>) {
+        out.push(Occurrence { key: (x.rel.clone(), x.args.len() as u32), span: x.rel_span, head });
+        let makes = head && matches!(x.rel.as_str(), "init" | "next" | "legal" | "base" | "input");
+        x.args.iter().for_each(|t| terms(src, t, makes, out));
+    }
+    fn lit(src: &str, l: &Lit, out: &mut Vec<Occurrence>) {
+        match l {
+            Lit::Pos(x) => atom(src, x, false, out),
+            Lit::Not(inner, _) => lit(src, inner, out),
+            Lit::Distinct(x, y, _) => {
+                terms(src, x, false, out);
+                terms(src, y, false, out);
+            }
+            Lit::Or(ls, _) | Lit::And(ls, _) => ls.iter().for_each(|l| lit(src, l, out)),
+        }
+    }
+    let src = a.text.src.as_str();
+    for c in &clauses {
+        let key = (c.head.rel.clone(), c.head.args.len() as u32);
+        a.clauses.push(ClauseAt { key: key.clone(), span: c.span, name: c.head.rel_span });
+        atom(src, &c.head, true, &mut a.occurrences);
+        c.body.iter().for_each(|l| lit(src, l, &mut a.occurrences));
+    }
+    // The fluents and moves made in heads count as defined there.
+    let made: Vec<(Key, Span)> = a
+        .occurrences
+        .iter()
+        .filter(|o| o.head && !a.clauses.iter().any(|c| c.name == o.span))
+        .map(|o| (o.key.clone(), o.span))
+        .collect();
+    for (key, name) in made {
+        a.clauses.push(ClauseAt { key, span: name, name });
+    }
+    for o in &a.occurrences {
+        a.known.entry(o.key.clone()).or_insert(Origin::Program);
     }
 }
 
@@ -265,14 +346,16 @@ impl Analysis {
         self.clauses.iter().filter(move |c| &c.key == key)
     }
 
-    /// The comment lines (`%`) right above the first clause of `key`.
+    /// The comment lines (`%`, or `;` in GDL) right above the first
+    /// clause of `key`.
     pub fn comment_of(&self, key: &Key) -> Option<String> {
         let first = self.clauses_of(key).next()?;
         let before = &self.text.src[..first.span.start];
         let mut lines: Vec<&str> = Vec::new();
+        let comment = if self.gdl { ';' } else { '%' };
         for line in before.lines().rev() {
-            match line.trim_start().strip_prefix('%') {
-                Some(c) => lines.push(c.trim_start_matches('%').trim()),
+            match line.trim_start().strip_prefix(comment) {
+                Some(c) => lines.push(c.trim_start_matches(comment).trim()),
                 None => break,
             }
         }

@@ -7,11 +7,13 @@
 //!   games find, a moment later (on a worker thread, within limits: a file
 //!   that loops is cut off, never the editor), and then, as hints, the
 //!   rules random games never used (`tabula coverage`).
-//! - Document and workspace symbols (each predicate), go to definition,
-//!   find references, hover (a predicate's clauses and the comment above
-//!   it; a builtin or library predicate says so), completion of the
-//!   predicates the file can call, renaming a predicate, and a quick fix
-//!   for a singleton variable (`X` to `_X`).
+//! - Document and workspace symbols (each predicate; in GDL each relation,
+//!   fluent and move), go to definition, find references, hover (a
+//!   predicate's clauses and the comment above it; a builtin's entry on
+//!   the book's page of builtins; a GDL word's meaning), completion of
+//!   the predicates the file can call, renaming a predicate, and quick
+//!   fixes (a singleton `X` to `_X`, a misspelt call to the name meant or
+//!   a clause to write, a missing game predicate's skeleton).
 
 mod analysis;
 mod builtins;
@@ -254,17 +256,22 @@ fn workspace_symbols(uri: &str, d: &Doc, query: &str) -> Vec<Value> {
 fn hover(a: &Analysis, key: &Key) -> Value {
     let name = format!("{}/{}", key.0, key.1);
     let clauses: Vec<_> = a.clauses_of(key).collect();
+    let gdl_word = (a.gdl).then(|| analysis::GDL_WORDS.iter().find(|(w, k, _)| *w == key.0 && *k == key.1)).flatten();
     let text = match (clauses.first(), a.known.get(key)) {
         (Some(first), _) => {
             let line = a.text.position(first.span.start).line + 1;
             let n = clauses.len();
             let mut t = format!("**{name}**: {n} clause{}, the first at line {line}", if n == 1 { "" } else { "s" });
+            if let Some((_, _, meaning)) = gdl_word {
+                t = format!("{t}\n\n{meaning}");
+            }
             if let Some(c) = a.comment_of(key) {
                 t = format!("{t}\n\n{c}");
             }
             t
         }
-        (None, Some(o @ (Origin::Builtin | Origin::Library))) => {
+        (None, _) if gdl_word.is_some() => format!("**{name}**, a word of GDL\n\n{}", gdl_word.map_or("", |w| w.2)),
+        (None, Some(o @ (Origin::Builtin | Origin::Library))) if !a.gdl => {
             let kind = if *o == Origin::Builtin { "a builtin" } else { "a library predicate" };
             match builtins::entries().get(key) {
                 Some(e) => format!("**{name}**, {kind}\n\n`{}`: {}", e.template, e.text),
@@ -335,19 +342,96 @@ fn code_actions(params: &Value, d: &Doc) -> Value {
     let uri = params["textDocument"]["uri"].as_str().unwrap_or("");
     let diags: Vec<lsp::Diagnostic> =
         serde_json::from_value(params["context"]["diagnostics"].clone()).unwrap_or_default();
+    let text = &d.analysis.text;
     let mut out = Vec::new();
-    for diag in diags.into_iter().filter(|d| d.code == Some(lsp::NumberOrString::String("singleton".into()))) {
-        let (s, e) = (d.analysis.text.offset(diag.range.start), d.analysis.text.offset(diag.range.end));
-        let Some(var) = d.analysis.text.src.get(s..e) else { continue };
-        let edit = json!({"changes": {uri: [{"range": diag.range, "newText": format!("_{var}")}]}});
+    let mut fix = |title: String, diag: &lsp::Diagnostic, range: lsp::Range, new_text: String| {
         out.push(json!({
-            "title": format!("rename `{var}` to `_{var}` (used once, on purpose)"),
+            "title": title,
             "kind": "quickfix",
             "diagnostics": [diag],
-            "edit": edit,
+            "edit": {"changes": {uri: [{"range": range, "newText": new_text}]}},
         }));
+    };
+    // Where a new clause goes: at the end of the file, on a line of its own.
+    let end = text.range(crate::syntax::Span::new(text.src.len(), text.src.len()));
+    let gap = if text.src.is_empty() || text.src.ends_with("\n\n") {
+        ""
+    } else if text.src.ends_with('\n') {
+        "\n"
+    } else {
+        "\n\n"
+    };
+    for diag in &diags {
+        let code = match &diag.code {
+            Some(lsp::NumberOrString::String(c)) => c.as_str(),
+            _ => continue,
+        };
+        let (s, e) = (text.offset(diag.range.start), text.offset(diag.range.end));
+        let written = text.src.get(s..e).unwrap_or("");
+        match code {
+            "singleton" => {
+                let title = format!("rename `{written}` to `_{written}` (used once, on purpose)");
+                fix(title, diag, diag.range, format!("_{written}"));
+            }
+            "undefined-predicate" => {
+                // The name suggested, then a clause to write.
+                let named = diag.message.split('`').nth(1).and_then(|pi| pi.rsplit_once('/'));
+                let Some((name, arity)) = named.and_then(|(n, a)| Some((n.to_string(), a.parse::<usize>().ok()?)))
+                else {
+                    continue;
+                };
+                if let Some(mean) = diag.message.split("did you mean `").nth(1).and_then(|r| r.split('`').next())
+                    && let Some((other, _)) = mean.rsplit_once('/')
+                    && written.starts_with(name.as_str())
+                {
+                    let range = text.range(crate::syntax::Span::new(s, s + name.len()));
+                    fix(format!("change `{name}` to `{other}`"), diag, range, other.to_string());
+                }
+                let args: Vec<String> = (1..=arity).map(|i| format!("_A{i}")).collect();
+                let head = if arity == 0 { name.clone() } else { format!("{name}({})", args.join(", ")) };
+                let clause = format!("{gap}% {name}/{arity}: (to be written)\n{head} :-\n    fail.\n");
+                fix(format!("define {name}/{arity} (a clause to fill in, at the end of the file)"), diag, end, clause);
+            }
+            "missing-predicate" => {
+                let Some(pi) = diag.message.strip_prefix("the game predicate ").and_then(|m| m.split(' ').next())
+                else {
+                    continue;
+                };
+                if let Some(skeleton) = skeleton(pi) {
+                    fix(
+                        format!("define {pi} (its skeleton, at the end of the file)"),
+                        diag,
+                        end,
+                        format!("{gap}{skeleton}"),
+                    );
+                }
+            }
+            _ => {}
+        }
     }
     json!(out)
+}
+
+/// A game interface predicate's skeleton: its comment and a clause to
+/// fill in (standard Prolog: it loads in SWI-Prolog as it is).
+fn skeleton(pi: &str) -> Option<&'static str> {
+    Some(match pi {
+        "title/1" => "% title(-Title): the game's name.\ntitle('A game').\n",
+        "players/2" => {
+            "% players(+Options, -Players): the seats, in the order they play.\nplayers(_Options, [first, second]).\n"
+        }
+        "initial_state/2" => {
+            "% initial_state(+Options, -State): the position a game starts from.\ninitial_state(_Options, start).\n"
+        }
+        "to_move/2" => "% to_move(+State, -Player): the seat to move.\nto_move(_State, first).\n",
+        "move/3" => {
+            "% move(+State, -Move, -Next): each legal move, and the position after it.\nmove(_State, _Move, _Next) :-\n    fail.\n"
+        }
+        "game_over/2" => {
+            "% game_over(+State, -Outcome): winner(Player) or draw, once the game is over.\ngame_over(_State, _Outcome) :-\n    fail.\n"
+        }
+        _ => return None,
+    })
 }
 
 /// A file's game checks to run.
@@ -411,7 +495,7 @@ impl Checks {
                     }
                     // Then the rules random games never used, as hints (a
                     // game whose checks fail has none: its games stop).
-                    if found.is_empty() {
+                    if found.is_empty() && !crate::game::is_gdl(&job.path) {
                         let hints = coverage_hints(&job, &current);
                         if !hints.is_empty() && current() {
                             all.extend(hints);

@@ -194,7 +194,13 @@ pub fn measure(
     let counts = game.engine().ext_mut::<Counts>().map(|c| std::mem::take(&mut c.0)).unwrap_or_default();
     let line_col = |s: Span| syntax::diag::line_col(src, s.start);
     let mut out: Vec<ClauseCount> = (ins.clauses.iter())
-        .map(|(p, s)| ClauseCount { predicate: p.clone(), line: line_col(*s).0, span: *s, entered: 0, goals: Vec::new() })
+        .map(|(p, s)| ClauseCount {
+            predicate: p.clone(),
+            line: line_col(*s).0,
+            span: *s,
+            entered: 0,
+            goals: Vec::new(),
+        })
         .collect();
     for (k, c) in ins.counters.iter().enumerate() {
         let n = counts.get(k).copied().unwrap_or(0);
