@@ -316,6 +316,19 @@ fn explain_says_which_rule_refuses_a_move() {
     assert!(out.lines().skip(2).all(|l| l.ends_with("failed") || !l.contains("failed")), "{out}");
     assert!(!out.contains(", with "), "a value shown: {out}");
 
+    // From where a game record got to (options, moves), then --after.
+    let rec = std::env::temp_dir().join(format!("tabula-explain-{}.record", std::process::id()));
+    std::fs::write(&rec, "# tabula game record\ngame: connect4\noptions: rows=5\nseed: 0\nseats:\nmoves:\n4\n4\n4\n")
+        .unwrap();
+    let (out, err, code) =
+        run(&["explain", "connect4", "4", "--record", rec.to_str().unwrap(), "--after", "4 4"], None);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.ends_with("  games/connect4.rules:66:5: in column/5, `N < R` failed, with R = 5, N = 5\n"), "{out}");
+    let (_, err, code) = run(&["explain", "breakthrough", "a2-a3", "--record", rec.to_str().unwrap()], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("is a record of connect4, not breakthrough"), "{err}");
+    std::fs::remove_file(&rec).ok();
+
     let (out, _, code) = run(&["explain", "breakthrough", "a2-a3", "--json"], None);
     assert_eq!((out.trim(), code), (r#"{"legal":true,"move":"a2-a3"}"#, 0));
     let (out, _, code) = run(&["explain", "hasami-shogi", "a1-a9", "--json"], None);

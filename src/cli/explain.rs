@@ -18,6 +18,10 @@ pub struct ExplainArgs {
     pub mv: String,
     #[command(flatten)]
     pub start: StartArgs,
+    /// Start from where this game record (`play --record`) got to: its
+    /// options, start and moves (then `--after`).
+    #[arg(long, value_name = "FILE", conflicts_with = "state")]
+    pub record: Option<std::path::PathBuf>,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// One JSON document.
@@ -27,7 +31,13 @@ pub struct ExplainArgs {
 
 pub fn run(a: ExplainArgs) -> Result<i32, CliError> {
     let mut s = open(&a.game)?;
-    let state = s.start(&a.start, a.seed)?;
+    let state = match &a.record {
+        Some(path) => {
+            let reached = s.replayed(path)?;
+            s.after(reached, &a.start)?
+        }
+        None => s.start(&a.start, a.seed)?,
+    };
     if let Some(o) = s.game.outcome(&state)? {
         return Err(CliError(format!("the game is over ({o}): no move is legal")));
     }

@@ -6,7 +6,7 @@ use crate::ai::{self, Controller, Kind};
 use crate::game::explain::{self, Verdict};
 use crate::game::record::Record;
 use crate::game::{LegalMove, Outcome, Play, Secrecy, Shown, State};
-use crate::plan::open::{GameArgs, Session, StartArgs, open};
+use crate::plan::open::{GameArgs, Session, StartArgs, open, read_record};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::io::{BufRead, IsTerminal, Write};
@@ -161,12 +161,6 @@ impl Terminal {
     }
 }
 
-/// Reads a record given with `--resume`.
-fn read_record(path: &PathBuf) -> Result<Record, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?;
-    Record::parse(&text).map_err(|e| CliError(format!("{}:{}: {}", path.display(), e.line, e.message)))
-}
-
 /// Who sees the board: the person to move, else the only person at the
 /// table, else a spectator.
 fn viewer_of(play: &Terminal, seat: Option<usize>) -> String {
@@ -224,19 +218,7 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
     let resumed = match &a.resume {
         Some(path) => {
             let r = read_record(path)?;
-            if r.game != session.game.name {
-                return Err(CliError(format!(
-                    "{} is a record of {}, not {}",
-                    path.display(),
-                    r.game,
-                    session.game.name
-                )));
-            }
-            if r.options != session.option_pairs {
-                session.options = session.game.options_term(&r.options)?;
-                session.option_pairs = r.options.clone();
-                session.players = session.game.players(&session.options)?;
-            }
+            session.adopt(path, &r)?;
             Some(r)
         }
         None => None,

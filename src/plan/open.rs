@@ -83,10 +83,15 @@ pub fn open_with(a: &GameArgs, find: &Finder) -> Result<Session, PlanError> {
 impl Session {
     /// The start position: `--state`, or the initial state, then `--after`.
     pub fn start(&mut self, s: &StartArgs, seed: u64) -> Result<State, PlanError> {
-        let mut state = match &s.state {
+        let state = match &s.state {
             Some(t) => self.game.given_state(t)?,
             None => self.game.initial_state(&self.options, seed)?,
         };
+        self.after(state, s)
+    }
+
+    /// `state` after the moves of `--after`, each checked.
+    pub fn after(&mut self, mut state: State, s: &StartArgs) -> Result<State, PlanError> {
         if let Some(after) = &s.after {
             for (i, typed) in split_moves(after).into_iter().enumerate() {
                 if self.game.outcome(&state)?.is_some() {
@@ -101,6 +106,45 @@ impl Session {
             }
         }
         Ok(state)
+    }
+}
+
+/// Reads a game record (as `play --record` writes it).
+pub fn read_record(path: &Path) -> Result<crate::game::record::Record, PlanError> {
+    let text = std::fs::read_to_string(path).map_err(|e| PlanError(format!("cannot read {}: {e}", path.display())))?;
+    crate::game::record::Record::parse(&text)
+        .map_err(|e| PlanError(format!("{}:{}: {}", path.display(), e.line, e.message)))
+}
+
+impl Session {
+    /// Takes a record's game options (checking that it is of this game).
+    pub fn adopt(&mut self, path: &Path, r: &crate::game::record::Record) -> Result<(), PlanError> {
+        if r.game != self.game.name {
+            return Err(PlanError(format!("{} is a record of {}, not {}", path.display(), r.game, self.game.name)));
+        }
+        if r.options != self.option_pairs {
+            self.options = self.game.options_term(&r.options)?;
+            self.option_pairs = r.options.clone();
+            self.players = self.game.players(&self.options)?;
+        }
+        Ok(())
+    }
+
+    /// The position a record's game reached: its options and start, and
+    /// its moves replayed, each checked.
+    pub fn replayed(&mut self, path: &Path) -> Result<State, PlanError> {
+        let r = read_record(path)?;
+        self.adopt(path, &r)?;
+        let start = match &r.start {
+            Some(text) => {
+                self.game.parse_state(text).map_err(|e| PlanError(format!("{}: start: {e}", path.display())))?
+            }
+            None => self.game.initial_state(&self.options, r.seed)?,
+        };
+        let mut play = crate::game::Play::new(start);
+        play.replay(&mut self.game, &r.moves)
+            .map_err(|(line, e)| PlanError(format!("{}:{line}: {e}", path.display())))?;
+        Ok(play.state().clone())
     }
 }
 
