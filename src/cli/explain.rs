@@ -7,7 +7,7 @@
 
 use super::CliError;
 use crate::game::explain::{self, Verdict};
-use crate::plan::open::{GameArgs, StartArgs, open};
+use crate::plan::open::{GameArgs, PositionArgs, open};
 
 #[derive(clap::Args, Debug)]
 pub struct ExplainArgs {
@@ -17,11 +17,7 @@ pub struct ExplainArgs {
     #[arg(value_name = "MOVE")]
     pub mv: String,
     #[command(flatten)]
-    pub start: StartArgs,
-    /// Start from where this game record (`play --record`) got to: its
-    /// options, start and moves (then `--after`).
-    #[arg(long, value_name = "FILE", conflicts_with = "state")]
-    pub record: Option<std::path::PathBuf>,
+    pub at: PositionArgs,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// One JSON document.
@@ -31,13 +27,7 @@ pub struct ExplainArgs {
 
 pub fn run(a: ExplainArgs) -> Result<i32, CliError> {
     let mut s = open(&a.game)?;
-    let state = match &a.record {
-        Some(path) => {
-            let reached = s.replayed(path)?;
-            s.after(reached, &a.start)?
-        }
-        None => s.start(&a.start, a.seed)?,
-    };
+    let state = s.position(&a.at, a.seed)?;
     if let Some(o) = s.game.outcome(&state)? {
         return Err(CliError(format!("the game is over ({o}): no move is legal")));
     }

@@ -11,6 +11,7 @@ mod play;
 mod query;
 mod serve;
 mod shards;
+mod solve;
 mod translate;
 
 use crate::plan::{Batch, PlanError};
@@ -66,6 +67,10 @@ pub enum Command {
     /// Which rules random games never use: the clauses that never ran and
     /// the goals that never succeeded, over random games.
     Coverage(coverage::CoverageArgs),
+    /// The exact value of a small game (or of a position) under perfect
+    /// play, a win for whom or a draw, and the moves that keep it.
+    /// Exit code 3 when it is too large for the memory or time given.
+    Solve(solve::SolveArgs),
     /// A language server for `.rules` and `.kif` files, over stdio (for
     /// an editor to start): diagnostics as you type, symbols, go to
     /// definition, references, hover, completion, quick fixes.
@@ -180,6 +185,7 @@ pub fn main() -> i32 {
             Command::Ggp(a) => ggp::run(a),
             Command::Lsp(_) => crate::lsp::run(),
             Command::Coverage(a) => coverage::run(a),
+            Command::Solve(a) => solve::run(a),
             Command::Explain(a) => explain::run(a),
         };
         match result {

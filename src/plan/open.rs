@@ -30,6 +30,18 @@ pub struct StartArgs {
     pub after: Option<String>,
 }
 
+/// Where a command starts: `--state`, `--after`, or where a game record
+/// got to (`--record`, then `--after`).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct PositionArgs {
+    #[command(flatten)]
+    pub start: StartArgs,
+    /// Start from where this game record (`play --record`) got to: its
+    /// options, start and moves (then `--after`).
+    #[arg(long, value_name = "FILE", conflicts_with = "state")]
+    pub record: Option<PathBuf>,
+}
+
 /// A loaded game with its options and seats.
 pub struct Session {
     pub game: Game,
@@ -88,6 +100,17 @@ impl Session {
             None => self.game.initial_state(&self.options, seed)?,
         };
         self.after(state, s)
+    }
+
+    /// The position `p` names.
+    pub fn position(&mut self, p: &PositionArgs, seed: u64) -> Result<State, PlanError> {
+        match &p.record {
+            Some(path) => {
+                let reached = self.replayed(path)?;
+                self.after(reached, &p.start)
+            }
+            None => self.start(&p.start, seed),
+        }
     }
 
     /// `state` after the moves of `--after`, each checked.

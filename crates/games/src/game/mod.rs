@@ -10,6 +10,7 @@ pub mod explain;
 pub mod observe;
 pub mod play;
 pub mod record;
+pub mod solve;
 pub mod spec;
 mod step;
 pub mod view;
