@@ -12,6 +12,7 @@ over every position, remembered: no pruning, nothing clever.
     compat/solve.py tictactoe
     compat/solve.py connect4 ROWS COLS
     compat/solve.py hex SIZE SWAP        (SWAP: yes or no)
+    compat/solve.py random-tictactoe     (each result's chance in random play)
 
 prints {"winner": seat or null, "best": [the first moves that keep the
 value], "moves": n} as JSON, in the notation tabula writes.
@@ -144,9 +145,34 @@ def hex_game(n, swap):
     return out
 
 
+def random_tictactoe():
+    """The exact chances of each result when both seats play uniformly at
+    random (to check the statistics of `tabula analyze`)."""
+    lines = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
+
+    @lru_cache(maxsize=None)
+    def chances(b, p):
+        for a, c, d in lines:
+            if b[a] != "." and b[a] == b[c] == b[d]:
+                return (1.0, 0.0, 0.0) if b[a] == "x" else (0.0, 1.0, 0.0)
+        empty = [i for i, c in enumerate(b) if c == "."]
+        if not empty:
+            return (0.0, 0.0, 1.0)
+        total = [0.0, 0.0, 0.0]
+        for i in empty:
+            r = chances(b[:i] + "xo"[p] + b[i + 1:], 1 - p)
+            total = [t + x / len(empty) for t, x in zip(total, r)]
+        return tuple(total)
+
+    x, o, draw = chances("." * 9, 0)
+    return {"x": x, "o": o, "draw": draw}
+
+
 def main(argv):
     game = argv[1] if len(argv) > 1 else ""
-    if game == "tictactoe":
+    if game == "random-tictactoe":
+        out = random_tictactoe()
+    elif game == "tictactoe":
         out = tictactoe()
     elif game == "connect4" and len(argv) == 4:
         out = connect4(int(argv[2]), int(argv[3]))

@@ -7,6 +7,7 @@ pub mod actions;
 pub mod check;
 pub mod coverage;
 pub mod explain;
+pub mod metrics;
 pub mod observe;
 pub mod play;
 pub mod record;
