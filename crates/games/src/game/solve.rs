@@ -12,7 +12,8 @@
 //! position met again on the line being searched (a game whose rules let
 //! it repeat forever) counts as a draw there.
 
-use super::{Game, GameError, Outcome, State};
+use super::step::Status;
+use super::{Game, GameError, Move, Outcome, State};
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
@@ -141,14 +142,15 @@ impl Search<'_> {
         SolveError::TooLarge { nodes: self.nodes, positions: self.table.len(), reason }
     }
 
-    /// The value of `s` for the first seat if it lies inside
-    /// `alpha..beta`; else a bound beyond the side it fell (fail-soft).
-    fn search(&mut self, s: &State, mut alpha: i8, mut beta: i8) -> Result<i8, SolveError> {
+    /// The value of `s` (which stands as `st` says) for the first seat if
+    /// it lies inside `alpha..beta`; else a bound beyond the side it fell
+    /// (fail-soft).
+    fn search(&mut self, s: &State, st: &Status, mut alpha: i8, mut beta: i8) -> Result<i8, SolveError> {
         self.check()?;
-        if let Some(o) = self.game.outcome(s)? {
-            return Ok(self.value(&o));
+        if let Some(o) = &st.outcome {
+            return Ok(self.value(o));
         }
-        if self.game.chance(s)? {
+        if st.chance {
             return Err(SolveError::Refused("a chance move is met: solve handles games without chance".into()));
         }
         let key = s.0.hash64();
@@ -168,27 +170,59 @@ impl Search<'_> {
             beta = beta.min(e.upper);
             first_try = Some(e.best as usize);
         }
-        let maximizing = self.game.to_move(s)? == self.first;
-        let succ = self.game.successors(s)?;
-        if succ.is_empty() {
+        let maximizing = st.mover.as_deref() == Some(self.first.as_str());
+        let kids = self.children(s)?;
+        if kids.is_empty() {
             return Err(SolveError::Rules(GameError::Rules("a position that is not over has no legal move".into())));
         }
-        let mut order: Vec<usize> = (0..succ.len()).collect();
-        if let Some(b) = first_try.filter(|&b| b < succ.len()) {
+        let mut order: Vec<usize> = (0..kids.len()).collect();
+        if let Some(b) = first_try.filter(|&b| b < kids.len()) {
             order.swap(0, b);
         }
-        let (alpha0, beta0) = (alpha, beta);
         self.path.insert(key);
+        let found = self.best_of(s, kids, &order, maximizing, alpha, beta);
+        self.path.remove(&key);
+        let (best, best_i) = found?;
+        let (lower, upper) = if best <= alpha {
+            (-1, best)
+        } else if best >= beta {
+            (best, 1)
+        } else {
+            (best, best)
+        };
+        let e = self.table.entry(key).or_insert(Entry { lower: -1, upper: 1, best: best_i as u32 });
+        e.lower = e.lower.max(lower);
+        e.upper = e.upper.min(upper);
+        e.best = best_i as u32;
+        Ok(best)
+    }
+
+    /// The best of the moves of `s`, in `order`, for the seat to move,
+    /// with its index; the search stops at a cut-off.
+    fn best_of(
+        &mut self,
+        s: &State,
+        kids: Vec<(Move, Option<State>)>,
+        order: &[usize],
+        maximizing: bool,
+        mut alpha: i8,
+        mut beta: i8,
+    ) -> Result<(i8, usize), SolveError> {
         let mut best = if maximizing { -2 } else { 2 };
         let mut best_i = order[0];
-        for &i in &order {
-            let v = match self.search(&succ[i].1, alpha, beta) {
-                Ok(v) => v,
-                Err(e) => {
-                    self.path.remove(&key);
-                    return Err(e);
+        let mut kids: Vec<Option<(Move, Option<State>)>> = kids.into_iter().map(Some).collect();
+        for &i in order {
+            let (m, next) = kids[i].take().expect("each move once");
+            // The position after it, and where it stands, in one query
+            // where the moves came without their positions.
+            let (next, st) = match next {
+                Some(n) => {
+                    let st = self.game.status(&n)?;
+                    (n, st)
                 }
+                None => self.game.after(s, &m)?,
             };
+            let v = self.search(&next, &st, alpha, beta)?;
             if (maximizing && v > best) || (!maximizing && v < best) {
                 best = v;
                 best_i = i;
@@ -202,24 +236,24 @@ impl Search<'_> {
                 break;
             }
         }
-        self.path.remove(&key);
-        let (lower, upper) = if best <= alpha0 {
-            (-1, best)
-        } else if best >= beta0 {
-            (best, 1)
+        Ok((best, best_i))
+    }
+
+    /// The moves of `s`: without their positions where the rules list
+    /// them so (`move/2`: a cut-off then spares building the others), else
+    /// with them.
+    fn children(&mut self, s: &State) -> Result<Vec<(Move, Option<State>)>, GameError> {
+        if self.game.has("move", 2) {
+            Ok(self.game.moves(s)?.into_iter().map(|m| (m, None)).collect())
         } else {
-            (best, best)
-        };
-        let e = self.table.entry(key).or_insert(Entry { lower: -1, upper: 1, best: best_i as u32 });
-        e.lower = e.lower.max(lower);
-        e.upper = e.upper.min(upper);
-        e.best = best_i as u32;
-        Ok(best)
+            Ok(self.game.successors(s)?.into_iter().map(|(m, n)| (m, Some(n))).collect())
+        }
     }
 
     /// The exact value of `s`.
     fn exact(&mut self, s: &State) -> Result<i8, SolveError> {
-        self.search(s, -1, 1)
+        let st = self.game.status(s)?;
+        self.search(s, &st, -1, 1)
     }
 }
 
