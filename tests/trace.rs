@@ -262,3 +262,17 @@ fn goals_are_placed_where_written_in_nested_bodies() {
         ]
     );
 }
+
+#[test]
+fn a_runaway_traced_query_stops_at_its_limits() {
+    let mut e = Engine::new();
+    assert!(!e.load("l.pl", "loop :- loop.\n").has_errors());
+    e.set_limits(tabula::engine::Limits { max_steps: Some(20_000), ..tabula::engine::Limits::default() });
+    let events = trace(&mut e, TraceOpts { ports: vec![Port::Call], ..TraceOpts::default() });
+    let err = answers(&mut e, "loop").unwrap_err();
+    assert!(err.starts_with("resource_error(steps)"), "{err}");
+    let n = events.borrow().len();
+    assert!(n > 100, "{n} calls traced before the limit");
+    // The depth grows with the recursion, one a call.
+    assert_eq!(events.borrow()[n - 1].depth as usize, n);
+}
