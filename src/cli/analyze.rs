@@ -6,7 +6,7 @@
 use super::CliError;
 use crate::ai::Controller;
 use crate::game::metrics::{self, Difference, Metrics};
-use crate::plan::open::{GameArgs, Session, open, option_pairs};
+use crate::plan::open::{GameArgs, Session, open};
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -69,14 +69,15 @@ pub fn run(a: AnalyzeArgs) -> Result<i32, CliError> {
     };
     let base = GameArgs { game: a.game.clone(), options: a.options.clone(), games: a.games_dir.clone() };
     let mut done = Vec::new();
+    let mut name = String::new();
     for extra in &variants {
         let mut g = base.clone();
         g.options.extend(extra.iter().cloned());
         let mut s = open(&g)?;
+        name = s.game.name.clone();
         let label = if extra.is_empty() { s.game.name.clone() } else { extra.join(",") };
         done.push(Variant { label, metrics: measure(&mut s, &a)? });
     }
-    let name = open(&base)?.game.name;
     if let Some(dir) = &a.plots {
         std::fs::create_dir_all(dir).map_err(|e| CliError(format!("cannot make {}: {e}", dir.display())))?;
         let written = plot(dir, &name, &done).map_err(|e| CliError(format!("plotting: {e}")))?;
@@ -105,11 +106,13 @@ pub fn run(a: AnalyzeArgs) -> Result<i32, CliError> {
 fn measure(s: &mut Session, a: &AnalyzeArgs) -> Result<Metrics, CliError> {
     let mut controllers: Vec<Controller> =
         (0..s.players.len()).map(|_| Controller::parse("random", None)).collect::<Result<_, _>>().map_err(CliError)?;
-    for (seat, spec) in option_pairs(&a.seats).map_err(|e| CliError(e.0.replace("--option", "--seat")))? {
+    for given in &a.seats {
+        let (seat, spec) =
+            given.split_once('=').ok_or_else(|| CliError(format!("--seat takes SEAT=CONTROLLER, not `{given}`")))?;
         let i = s.players.iter().position(|p| *p == seat).ok_or_else(|| {
             CliError(format!("no seat `{seat}` in {}; the seats are {}", s.game.name, s.players.join(", ")))
         })?;
-        controllers[i] = Controller::parse(&spec, None).map_err(CliError)?;
+        controllers[i] = Controller::parse(spec, None).map_err(CliError)?;
         controllers[i].serves(&s.game).map_err(CliError)?;
         if controllers[i].is_human() {
             return Err(CliError("analyze plays computer players only".into()));
@@ -178,6 +181,18 @@ const COLOURS: [RGBColor; 2] = [RGBColor(31, 119, 180), RGBColor(214, 39, 40)];
 
 type PlotResult<T> = Result<T, Box<dyn std::error::Error>>;
 
+/// A white page for one plot, and a chart on it with its title.
+fn page<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    title: String,
+    x_labels: u32,
+) -> PlotResult<ChartBuilder<'a, 'b, SVGBackend<'b>>> {
+    root.fill(&WHITE)?;
+    let mut b = ChartBuilder::on(root);
+    b.caption(title, ("sans-serif", 20)).margin(10).x_label_area_size(x_labels).y_label_area_size(50);
+    Ok(b)
+}
+
 /// The three plots of the variants; the files written.
 fn plot(dir: &Path, name: &str, vs: &[Variant]) -> PlotResult<Vec<PathBuf>> {
     let files = [
@@ -193,16 +208,11 @@ fn plot(dir: &Path, name: &str, vs: &[Variant]) -> PlotResult<Vec<PathBuf>> {
 
 fn lengths(path: &Path, name: &str, vs: &[Variant]) -> PlotResult<()> {
     let root = SVGBackend::new(path, (720, 420)).into_drawing_area();
-    root.fill(&WHITE)?;
     let bins: Vec<&(u32, u32, u32)> = vs.iter().flat_map(|v| v.metrics.histogram.iter()).collect();
     let lo = bins.iter().map(|b| b.0).min().unwrap_or(0);
     let hi = bins.iter().map(|b| b.1 + 1).max().unwrap_or(1);
     let top = bins.iter().map(|b| b.2).max().unwrap_or(1);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(format!("{name}: how long games last"), ("sans-serif", 20))
-        .margin(10)
-        .x_label_area_size(40)
-        .y_label_area_size(50)
+    let mut chart = page(&root, format!("{name}: how long games last"), 40)?
         .build_cartesian_2d(lo..hi, 0u32..top + top / 10 + 1)?;
     chart.configure_mesh().x_desc("plies").y_desc("games").draw()?;
     for (i, v) in vs.iter().enumerate() {
@@ -226,14 +236,9 @@ fn lengths(path: &Path, name: &str, vs: &[Variant]) -> PlotResult<()> {
 
 fn branching(path: &Path, name: &str, vs: &[Variant]) -> PlotResult<()> {
     let root = SVGBackend::new(path, (720, 420)).into_drawing_area();
-    root.fill(&WHITE)?;
     let last = vs.iter().flat_map(|v| v.metrics.branching_by_ply.last().map(|p| p.0)).max().unwrap_or(1).max(1);
     let top = vs.iter().flat_map(|v| v.metrics.branching_by_ply.iter().map(|p| p.1)).fold(1.0, f64::max);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(format!("{name}: legal moves over a game"), ("sans-serif", 20))
-        .margin(10)
-        .x_label_area_size(40)
-        .y_label_area_size(50)
+    let mut chart = page(&root, format!("{name}: legal moves over a game"), 40)?
         .build_cartesian_2d(0u32..last + 1, 0.0..top * 1.1)?;
     chart.configure_mesh().x_desc("ply").y_desc("mean legal moves").draw()?;
     for (i, v) in vs.iter().enumerate() {
@@ -253,18 +258,13 @@ fn branching(path: &Path, name: &str, vs: &[Variant]) -> PlotResult<()> {
 
 fn balance(path: &Path, name: &str, vs: &[Variant]) -> PlotResult<()> {
     let root = SVGBackend::new(path, (720, 420)).into_drawing_area();
-    root.fill(&WHITE)?;
     // Each seat, then draws: a bar each variant, with its 95% interval
     // and its rate written above.
     let mut rows: Vec<String> = vs[0].metrics.seats.iter().map(|s| s.seat.clone()).collect();
     rows.push("draws".into());
     let n = vs.len();
     let group = (n + 1) as f64;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(format!("{name}: who wins (95% intervals)"), ("sans-serif", 20))
-        .margin(10)
-        .x_label_area_size(10)
-        .y_label_area_size(50)
+    let mut chart = page(&root, format!("{name}: who wins (95% intervals)"), 10)?
         .build_cartesian_2d(0.0..rows.len() as f64 * group, 0.0..1.1)?;
     chart.configure_mesh().disable_x_mesh().x_labels(0).y_desc("rate").draw()?;
     for (i, v) in vs.iter().enumerate() {

@@ -214,6 +214,9 @@ pub struct Machine {
     /// terms (`the clause of move/3 at hexapawn.rules:57`), with the
     /// procedure it was.
     pub unknown_from: Option<(String, String)>,
+    /// The text of each file loaded, by name (where the tracer places
+    /// goals).
+    pub(crate) sources: std::collections::HashMap<Rc<str>, Rc<str>>,
     /// The tracer, while a trace is on (`Engine::set_trace`).
     pub(crate) tracer: Option<Box<super::trace::Tracer>>,
     /// The file being loaded, if any (clauses may then be added to static
@@ -260,6 +263,7 @@ impl Machine {
             line_starts: Vec::new(),
             unknown_call: None,
             unknown_from: None,
+            sources: Default::default(),
             tracer: None,
             loading: None,
             vm: super::vm::Vm::default(),

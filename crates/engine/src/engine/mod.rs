@@ -83,8 +83,6 @@ fn prelude() -> &'static syntax::Program {
 /// A logic-programming engine with its database.
 pub struct Engine {
     pub(crate) m: Machine,
-    /// The text of each file loaded, by name (for the tracer's places).
-    sources: std::collections::HashMap<Rc<str>, Rc<str>>,
 }
 
 /// What loading a program reported.
@@ -181,7 +179,7 @@ impl Default for Engine {
 impl Engine {
     /// A new engine with the library loaded.
     pub fn new() -> Engine {
-        let mut e = Engine { m: Machine::new(), sources: Default::default() };
+        let mut e = Engine { m: Machine::new() };
         let report = e.load_program("prelude", prelude(), true, false);
         debug_assert!(!report.has_errors(), "prelude: {:?}", report.diagnostics);
         e
@@ -267,11 +265,7 @@ impl Engine {
         let starts = std::iter::once(0).chain(src.match_indices('\n').map(|(i, _)| i as u32 + 1)).collect();
         self.m.line_starts.retain(|(n, _)| &**n != name);
         self.m.line_starts.push((Rc::from(name), starts));
-        let (name_rc, text): (Rc<str>, Rc<str>) = (Rc::from(name), Rc::from(src));
-        if let Some(t) = self.m.tracer.as_mut() {
-            t.sources.insert(name_rc.clone(), text.clone());
-        }
-        self.sources.insert(name_rc, text);
+        self.m.sources.insert(Rc::from(name), Rc::from(src));
         self.load_program(name, &syntax::parse_program(src), false, false)
     }
 

@@ -140,15 +140,16 @@ struct Parsed {
 pub(crate) struct Tracer {
     opts: TraceOpts,
     sink: TraceSink,
-    /// The text of each file loaded, by name.
-    pub(crate) sources: HashMap<Rc<str>, Rc<str>>,
+    /// The files loaded, parsed again as their goals are placed.
     parsed: HashMap<Rc<str>, Parsed>,
 }
 
 impl Tracer {
-    fn parsed(&mut self, file: &str) -> Option<&Parsed> {
-        if !self.parsed.contains_key(file) {
-            let (name, text) = self.sources.get_key_value(file)?;
+    /// `file` parsed (again if it was loaded anew since), from the texts
+    /// the machine keeps.
+    fn parsed(&mut self, sources: &HashMap<Rc<str>, Rc<str>>, file: &str) -> Option<&Parsed> {
+        let (name, text) = sources.get_key_value(file)?;
+        if !self.parsed.get(file).is_some_and(|p| Rc::ptr_eq(&p.text, text)) {
             let program = syntax::parse_program(text);
             let by_start = program.clauses.iter().enumerate().map(|(i, c)| (c.span.start, i)).collect();
             self.parsed.insert(name.clone(), Parsed { text: text.clone(), program, by_start });
@@ -158,8 +159,8 @@ impl Tracer {
 
     /// The place of a clause read from `file` at `span`, or of the goal at
     /// `path` in its body (argument numbers from the body down).
-    fn place(&mut self, file: &str, span: Span, path: Option<&[usize]>) -> Place {
-        let Some(p) = self.parsed(file) else {
+    fn place(&mut self, sources: &HashMap<Rc<str>, Rc<str>>, file: &str, span: Span, path: Option<&[usize]>) -> Place {
+        let Some(p) = self.parsed(sources, file) else {
             return Place { file: file.to_string(), line: 0, column: 0 };
         };
         let mut at = span.start;
@@ -252,10 +253,10 @@ pub(super) fn bi_tport(m: &mut Machine, a: &[Cell]) -> Res {
                 path = m.store.heap[l + 1];
             }
             rev.reverse();
-            at = Some(tracer.place(&file, span, Some(&rev)));
+            at = Some(tracer.place(&m.sources, &file, span, Some(&rev)));
         }
     }
-    let clause = m.src_of(a[4]).map(|(file, span)| tracer.place(&file, span, None));
+    let clause = m.src_of(a[4]).map(|(file, span)| tracer.place(&m.sources, &file, span, None));
     (tracer.sink)(&TraceEvent { port, depth, goal, ball, at, clause });
     m.tracer = Some(tracer);
     Ok(true)
@@ -305,8 +306,7 @@ impl Engine {
     /// the program's clauses reports its ports to `sink`, as `opts` says.
     /// Builtins and the library are reported as single goals.
     pub fn set_trace(&mut self, trace: Option<(TraceOpts, TraceSink)>) {
-        self.m.tracer = trace
-            .map(|(opts, sink)| Box::new(Tracer { opts, sink, sources: self.sources.clone(), parsed: HashMap::new() }));
+        self.m.tracer = trace.map(|(opts, sink)| Box::new(Tracer { opts, sink, parsed: HashMap::new() }));
     }
 
     /// Whether queries are traced.
