@@ -4,7 +4,7 @@
 //! against the translation), and what the games were like ([`Played`]).
 
 use super::{ActionSpace, Allowed, Game, GameError, LegalMove, Observer, Outcome, PlayoutEnd, State, Walk};
-use crate::engine::{Arg, Engine, Tmpl};
+use crate::engine::{Arg, Engine, Tmpl, Value};
 use std::collections::HashSet;
 use std::fmt;
 
@@ -237,9 +237,17 @@ impl Game {
 
     /// What is wrong with the integer actions of the legal moves of `s`: a
     /// move without one, (numbered by `action/3`) an action that does not
-    /// give its move back, or actions listed apart from the moves
-    /// ([`Game::legal_actions`]) that are not theirs.
-    fn action_problem(&mut self, space: &ActionSpace, s: &State, legal: &[LegalMove]) -> Option<String> {
+    /// give its move back, actions listed apart from the moves
+    /// ([`Game::legal_actions`]) that are not theirs, or (at every eighth
+    /// ply) an action `move/3` accepts that is not a legal move's.
+    fn action_problem(
+        &mut self,
+        space: &ActionSpace,
+        options: &Tmpl,
+        s: &State,
+        ply: u32,
+        legal: &[LegalMove],
+    ) -> Option<String> {
         let what = if space.listed_moves().is_some() { "action_space/2" } else { "action/3" };
         let mut actions = Vec::with_capacity(legal.len());
         for m in legal {
@@ -264,8 +272,46 @@ impl Game {
         };
         actions.sort_unstable();
         listed.sort_unstable();
-        (listed != actions)
-            .then(|| format!("the legal moves' actions are {actions:?}, but listed from move/2 they are {listed:?}"))
+        if listed != actions {
+            return Some(format!(
+                "the legal moves' actions are {actions:?}, but listed from move/2 they are {listed:?}"
+            ));
+        }
+        // Asking move/3 about every action costs as much as thousands of
+        // moves in chess: every eighth position.
+        if !ply.is_multiple_of(8) {
+            return None;
+        }
+        self.accepted_problem(space, options, s, &actions)
+    }
+
+    /// An action of `action_space/2` that `move/3` accepts in `s` though it
+    /// is no legal move (`actions` are the legal moves'): random playouts
+    /// draw actions and play the first that `move/3` accepts.
+    fn accepted_problem(
+        &mut self,
+        space: &ActionSpace,
+        options: &Tmpl,
+        s: &State,
+        actions: &[usize],
+    ) -> Option<String> {
+        let moves = space.listed_moves()?;
+        let r = self.engine.call("$accepted_actions", &[Arg::In(options), Arg::In(&s.0), Arg::Out], 1);
+        let accepted = match r {
+            Ok(mut r) => r.pop()?.pop()?,
+            Err(e) => return Some(super::rules_error("move/3", e).to_string()),
+        };
+        let accepted: Vec<usize> = match self.engine.value(&accepted) {
+            Value::List(items) => items.iter().filter_map(|v| v.as_int()).map(|i| i as usize).collect(),
+            _ => return None,
+        };
+        let a = accepted.into_iter().find(|a| actions.binary_search(a).is_err())?;
+        let m = moves.get(a)?.clone();
+        let text = self.move_text(&m).unwrap_or_else(|_| self.engine.term_text(&m.0));
+        Some(format!(
+            "move/3 accepts {text} (action {a}), which is no legal move here (move/2 does not list it): \
+             random playouts, which draw actions and play the first move/3 accepts, would play it"
+        ))
     }
 
     /// What is wrong with the observations of `s`: one that the rules'
@@ -403,7 +449,7 @@ impl Game {
                     }
                 }
                 if let Some(space) = &space
-                    && let Some(p) = self.action_problem(space, &state, &legal)
+                    && let Some(p) = self.action_problem(space, options, &state, ply, &legal)
                 {
                     report(p, g, ply);
                 }

@@ -39,15 +39,97 @@
     ;   throw(error(no_legal_move(S), '$playout'/6))
     ).
 
+% '$playout_with'(+Plan, +State, +Plies0, +Max, -Plies, -End, -Last):
+% '$playout'/6 with the way of drawing moves that '$playout_plan'/3 chose
+% (Plan = none: as '$playout'/6 draws them).
+'$playout_with'(Plan, S, P0, Max, P, E, Last) :-
+    (   Plan = sampled(_, _, _, _) -> How = Plan
+    ;   current_predicate(move/2) -> How = listed
+    ;   How = built
+    ),
+    '$playout'(How, S, P0, Max, P, E, Last).
+
+% '$playout_plan'(+Options, +State, -Plan): how random playouts of the
+% game with these options draw a move. Plan = sampled(Actions, K, Tries,
+% Else) when the rules number their moves (action_space/2) and drawing an
+% action at random, asking move/3 whether it is legal, is expected to cost
+% less than listing the moves, as measured in State (the inferences of
+% the listing against those of every illegal action asked once): up to
+% Tries actions are drawn (as many as cost one listing), then the moves
+% are listed (How = Else). Either way each legal move is drawn with the
+% same chance: a legal move has one action. Fails otherwise.
+'$playout_plan'(Options, S, sampled(A, K, T, Else)) :-
+    current_predicate(action_space/2),
+    (   current_predicate(move/2) -> Else = listed ; Else = built ),
+    catch('$playout_costs'(Options, S, Else, A, K, List, Fail, N), _, fail),
+    N > 0,
+    % Listing costs List; the K / N - 1 illegal actions drawn on average
+    % before a legal one cost Fail / (K - N) each.
+    Fail < N * List,
+    (   Fail =:= 0 -> T = K ; T is max(1, List * (K - N) // Fail) ).
+
+% '$playout_costs'(+Options, +State, +How, -Actions, -K, -List, -Fail,
+% -N): the K actions as a term, the inferences of listing State's N moves
+% and of asking move/3 about each illegal action.
+'$playout_costs'(Options, S, How, A, K, List, Fail, N) :-
+    action_space(Options, Ms),
+    A =.. ['$actions'|Ms],
+    functor(A, _, K),
+    K > 0,
+    statistics(inferences, I0),
+    (   How == listed -> findall(x, move(S, _), L) ; findall(x, move(S, _, _), L) ),
+    statistics(inferences, I1),
+    length(L, N),
+    List is I1 - I0,
+    '$ask_all'(K, A, S, 0, Fail).
+
+'$ask_all'(0, _, _, F, F) :- !.
+'$ask_all'(I, A, S, F0, F) :-
+    arg(I, A, M),
+    statistics(inferences, J0),
+    (   move(S, M, _)
+    ->  F1 = F0
+    ;   statistics(inferences, J1),
+        F1 is F0 + J1 - J0
+    ),
+    I1 is I - 1,
+    '$ask_all'(I1, A, S, F1, F).
+
+% '$accepted_actions'(+Options, +State, -Actions): the actions (numbered
+% from 0) of action_space/2 that move/3 accepts in State, for `check`:
+% random playouts that draw actions play whatever move/3 accepts.
+'$accepted_actions'(Options, S, Is) :-
+    action_space(Options, Ms),
+    findall(I, ( nth0(I, Ms, M), once(move(S, M, _)) ), Is).
+
 % '$random_move'(+How, +State, -Next): the state after a move drawn
 % uniformly. A game that lists its moves (the optional move/2, How =
-% listed) has only the chosen move's successor built.
+% listed) has only the chosen move's successor built. With How =
+% sampled(Actions, K, Tries, Else), actions are drawn until one is legal
+% (rejection sampling: each legal move as likely), at most Tries of them,
+% and then the moves are listed: a move is drawn at a try with chance 1/K
+% and at the listing with chance 1/N, so with chance 1/N in all.
+'$random_move'(sampled(A, K, T, Else), S, S2) :-
+    (   '$try_actions'(T, A, K, S, S2)
+    ->  true
+    ;   '$random_move'(Else, S, S2)
+    ).
 '$random_move'(listed, S, S2) :-
     '$sample'(M, move(S, M), M1),
     move(S, M1, S2),
     !.
 '$random_move'(built, S, S2) :-
     '$sample'(S1, move(S, _, S1), S2).
+
+'$try_actions'(T, A, K, S, S2) :-
+    T > 0,
+    random_between(1, K, I),
+    arg(I, A, M),
+    (   move(S, M, S2)
+    ->  true
+    ;   T1 is T - 1,
+        '$try_actions'(T1, A, K, S, S2)
+    ).
 
 % '$status'(+State, +Chance, -Status): over(Result) when the game is over,
 % else to_move(Player, C), C = true where chance makes the move (asked

@@ -197,6 +197,28 @@ pub struct Game {
     /// The optional interface predicates the rules define, found once at
     /// load (`has` is asked on every move).
     optional: HashSet<(&'static str, u32)>,
+    /// How random playouts draw their moves (see `PlayoutPlan`).
+    plan: PlayoutPlan,
+}
+
+/// How a game's random playouts draw moves, found for the options its
+/// states are made with (`initial_state/2`). Drawing integer actions until
+/// one is legal needs the actions of those options: a game that has made
+/// states with two sets of options, or none, lists the moves.
+#[derive(Clone, Debug, Default)]
+enum PlayoutPlan {
+    /// No state made yet: the moves are listed.
+    #[default]
+    Unknown,
+    /// Every state so far was made with these options; the plan is found
+    /// at the first playout.
+    For(Tmpl),
+    /// The plan for these options: `'$playout_plan'/3`'s answer, or
+    /// `None` where listing the moves is the better way.
+    Made(Tmpl, Option<Tmpl>),
+    /// States made with more than one set of options: the moves are
+    /// listed.
+    Mixed,
 }
 
 /// The optional predicates of the game interface (and of the adapters).
@@ -417,6 +439,7 @@ impl Game {
             options: Vec::new(),
             has_notation,
             optional,
+            plan: PlayoutPlan::Unknown,
         };
         let t = game.call1("title", &[Arg::Out], "title/1")?;
         game.title = game.engine.value(&t[0]).as_text().map_or_else(|| game.engine.term_text(&t[0]), str::to_string);
@@ -550,6 +573,12 @@ impl Game {
 
     /// The start position (uses the engine's random generator: seed first).
     pub fn initial_state(&mut self, options: &Tmpl, seed: u64) -> Result<State, GameError> {
+        self.plan = match std::mem::take(&mut self.plan) {
+            PlayoutPlan::Unknown => PlayoutPlan::For(options.clone()),
+            PlayoutPlan::For(o) if o == *options => PlayoutPlan::For(o),
+            PlayoutPlan::Made(o, p) if o == *options => PlayoutPlan::Made(o, p),
+            _ => PlayoutPlan::Mixed,
+        };
         self.engine.set_seed(seed);
         let r = self.call1("initial_state", &[Arg::In(options), Arg::Out], "initial_state/2")?;
         self.ground_state(r.into_iter().next().expect("one output"), "initial_state/2")
@@ -908,11 +937,19 @@ impl Game {
         if time.is_some() {
             self.engine.set_limits(crate::engine::Limits { timeout: time, ..saved.clone() });
         }
-        let r = self.engine.call(
-            "$playout",
-            &[Arg::In(&s.0), Arg::In(&zero), Arg::In(&max), Arg::Out, Arg::Out, Arg::Out],
-            1,
-        );
+        self.find_playout_plan(s);
+        let plan = match &self.plan {
+            PlayoutPlan::Made(_, p) => p.as_ref(),
+            _ => None,
+        };
+        let args = [Arg::In(&s.0), Arg::In(&zero), Arg::In(&max), Arg::Out, Arg::Out, Arg::Out];
+        let r = match plan {
+            Some(p) => {
+                let with: Vec<Arg> = std::iter::once(Arg::In(p)).chain(args).collect();
+                self.engine.call("$playout_with", &with, 1)
+            }
+            None => self.engine.call("$playout", &args, 1),
+        };
         self.engine.set_limits(saved);
         let mut r = match r {
             Ok(mut sols) => sols.pop().ok_or_else(|| GameError::Rules("random playout failed".into()))?,
@@ -931,6 +968,24 @@ impl Game {
             _ => PlayoutEnd::Cut(last),
         };
         Ok(Some((plies, end)))
+    }
+
+    /// Finds how random playouts draw their moves (`'$playout_plan'/3`),
+    /// once for the options of the game's states, with `s` as the
+    /// position its costs are measured in.
+    fn find_playout_plan(&mut self, s: &State) {
+        if let PlayoutPlan::For(o) = &self.plan {
+            let o = o.clone();
+            // The costs are measured in inferences, so the plan, and the
+            // moves a seed draws, are the same on every machine.
+            let plan = self
+                .engine
+                .call("$playout_plan", &[Arg::In(&o), Arg::In(&s.0), Arg::Out], 1)
+                .ok()
+                .and_then(|mut r| r.pop())
+                .and_then(|mut r| r.pop());
+            self.plan = PlayoutPlan::Made(o, plan);
+        }
     }
 
     /// Sets the seed of the engine's random generator.

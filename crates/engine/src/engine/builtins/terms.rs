@@ -76,6 +76,13 @@ pub(super) fn bi_between(m: &mut Machine, a: &[Cell]) -> Res {
     match m.store.deref(a[2]) {
         Cell::Int(x) => Ok(lo <= x && x <= hi),
         Cell::Ref(_) => {
+            // A board scan starts at the first square that can match.
+            let cont = m.vm.cont;
+            let (lo, hi) = match m.between_scan(a[2], cont, lo, hi) {
+                Some((Some(found), last)) => (found, last),
+                Some((None, _)) => return Ok(false),
+                None => (lo, hi),
+            };
             if lo > hi {
                 return Ok(false);
             }

@@ -599,6 +599,59 @@ impl Machine {
         }
     }
 
+    /// `between(Lo, Hi, I)` followed at once by `arg(I, T, A)`, the board
+    /// scan of game rules (`cont` is where `between/3` continues, `var`
+    /// its I): the first value from `lo` to `hi` whose argument of T can
+    /// unify with A, and the last value worth trying (T's arity at most);
+    /// `None` when what follows is not such an `arg/3`, or when `lo` is
+    /// not positive. The values passed over are exactly those at which
+    /// the `arg/3` fast path would fail with nothing bound (an argument
+    /// that is a constant other than A, a compound where A is a constant,
+    /// a number past the arity): backtracking into `between/3` would have
+    /// tried each and failed again.
+    pub(crate) fn between_scan(&mut self, var: Cell, cont: Cont, lo: i64, hi: i64) -> Option<(Option<i64>, i64)> {
+        let Cell::Ref(v) = self.store.deref(var) else { return None };
+        // SAFETY: a continuation points at an instruction of live code.
+        let Instr::Arg(a) = (unsafe { cont.0.as_ref() }) else { return None };
+        let n = match a.n {
+            AOp::X(r) => self.vm.x[r as usize],
+            AOp::Y(s) => self.vm.ys[(self.vm.ybase + s) as usize],
+            _ => return None,
+        };
+        if lo < 1 || self.store.deref(n) != Cell::Ref(v) {
+            return None;
+        }
+        let t = *self.vm.reg(a.t);
+        let (first, arity) = match self.store.deref(t) {
+            Cell::Str(p) => match self.store.at(p) {
+                Cell::Fun(_, k) => (p + 1, k as i64),
+                _ => return None,
+            },
+            Cell::Lst(p) => (p, 2),
+            _ => return None,
+        };
+        let want = match a.dst {
+            ArgDst::New(_) => None,
+            ArgDst::Const(c) => Some(c),
+            ArgDst::Old(code) => match self.store.deref(*self.vm.reg(code)) {
+                c @ (Cell::Atom(_) | Cell::Int(_)) => Some(c),
+                _ => None,
+            },
+        };
+        let last = hi.min(arity);
+        let mut i = lo;
+        if let Some(w) = want {
+            while i <= last {
+                match self.store.deref(self.store.at(first + i as usize - 1)) {
+                    Cell::Ref(_) => break,
+                    c if c == w => break,
+                    _ => i += 1,
+                }
+            }
+        }
+        Some(((i <= last).then_some(i), last))
+    }
+
     /// Runs the fast path of `arg/3`: `Some(success)`, or `None` to fall
     /// through to the general builtin (N not an integer, T not a
     /// compound).
@@ -1350,12 +1403,22 @@ impl Machine {
                     }
                 }
                 Alt::Between { var, next, hi } => {
-                    let (var, v, hi) = (*var, *next, *hi);
-                    if v < hi {
-                        *next = v + 1;
-                    }
+                    let (var, mut v, mut hi) = (*var, *next, *hi);
                     let c = cont(self);
-                    if v >= hi {
+                    // A board scan skips the squares that cannot match.
+                    match self.between_scan(var, c, v, hi) {
+                        Some((None, _)) => {
+                            self.pop_choice();
+                            continue;
+                        }
+                        Some((Some(found), last)) => (v, hi) = (found, last),
+                        None => {}
+                    }
+                    if v < hi {
+                        if let Alt::Between { next, hi: h, .. } = &mut self.choices[idx].alt {
+                            (*next, *h) = (v + 1, hi);
+                        }
+                    } else {
                         self.pop_choice();
                     }
                     if self.store.unify(var, Cell::Int(v)) {
