@@ -280,13 +280,15 @@ pub(super) fn choose(
         // The other threads load their own copy of the rules (an engine is
         // not shared between threads) and read the state from its text.
         let text = game.engine().term_text(&state.0);
+        let options = game.options_in_use();
         let spec = game.spec().clone();
         std::thread::scope(|scope| {
             let handles: Vec<_> = (1..threads)
                 .map(|k| {
-                    let (text, spec) = (&text, &spec);
+                    let (text, spec, options) = (&text, &spec, options.as_deref());
                     std::thread::Builder::new().stack_size(64 << 20).spawn_scoped(scope, move || {
-                        worker(spec, text, players, me, share(k), &clock, thread_seed(seed, k))
+                        let at = Position { state: text, options };
+                        worker(spec, at, players, me, share(k), &clock, thread_seed(seed, k))
                     })
                 })
                 .collect();
@@ -341,9 +343,16 @@ pub(super) fn choose(
 }
 
 #[allow(clippy::too_many_arguments)]
+/// Where a search thread starts, as text: the state, and the options the
+/// game's states are made with (`Game::options_in_use`).
+struct Position<'a> {
+    state: &'a str,
+    options: Option<&'a str>,
+}
+
 fn worker(
     spec: &Spec,
-    state_text: &str,
+    at: Position,
     players: &[String],
     me: &str,
     iterations: u32,
@@ -351,6 +360,12 @@ fn worker(
     seed: u64,
 ) -> Result<(RootStats, u64), GameError> {
     let (mut game, _) = spec.build()?;
-    let t = game.engine().parse_term(state_text).map_err(|e| GameError::Rules(e.to_string()))?;
+    let parse =
+        |game: &mut Game, text: &str| game.engine().parse_term(text).map_err(|e| GameError::Rules(e.to_string()));
+    if let Some(o) = at.options {
+        let o = parse(&mut game, o)?;
+        game.use_options(&o);
+    }
+    let t = parse(&mut game, at.state)?;
     grow(&mut game, players, &State(t), me, iterations, clock, seed)
 }

@@ -573,12 +573,7 @@ impl Game {
 
     /// The start position (uses the engine's random generator: seed first).
     pub fn initial_state(&mut self, options: &Tmpl, seed: u64) -> Result<State, GameError> {
-        self.plan = match std::mem::take(&mut self.plan) {
-            PlayoutPlan::Unknown => PlayoutPlan::For(options.clone()),
-            PlayoutPlan::For(o) if o == *options => PlayoutPlan::For(o),
-            PlayoutPlan::Made(o, p) if o == *options => PlayoutPlan::Made(o, p),
-            _ => PlayoutPlan::Mixed,
-        };
+        self.use_options(options);
         self.engine.set_seed(seed);
         let r = self.call1("initial_state", &[Arg::In(options), Arg::Out], "initial_state/2")?;
         self.ground_state(r.into_iter().next().expect("one output"), "initial_state/2")
@@ -968,6 +963,28 @@ impl Game {
             _ => PlayoutEnd::Cut(last),
         };
         Ok(Some((plies, end)))
+    }
+
+    /// Says that the states this game plays are made with `options` (as
+    /// `initial_state/2` does), so that its random playouts may draw
+    /// integer actions, numbered for those options.
+    pub fn use_options(&mut self, options: &Tmpl) {
+        self.plan = match std::mem::take(&mut self.plan) {
+            PlayoutPlan::Unknown => PlayoutPlan::For(options.clone()),
+            PlayoutPlan::For(o) if o == *options => PlayoutPlan::For(o),
+            PlayoutPlan::Made(o, p) if o == *options => PlayoutPlan::Made(o, p),
+            _ => PlayoutPlan::Mixed,
+        };
+    }
+
+    /// The options every state of this game was made with, as text (for
+    /// a copy of the game in another thread); `None` when there were none,
+    /// or more than one set.
+    pub fn options_in_use(&mut self) -> Option<String> {
+        match &self.plan {
+            PlayoutPlan::For(o) | PlayoutPlan::Made(o, _) => Some(self.engine.term_text(o)),
+            _ => None,
+        }
     }
 
     /// Finds how random playouts draw their moves (`'$playout_plan'/3`),
