@@ -107,8 +107,12 @@ fn main() {
             }
             ours = ours.min(t.elapsed().as_secs_f64());
         }
+        // SWI-Prolog draws moves as tabula does (the same actions, tries
+        // and fallback: '$playout_plan'/3, which SWI-Prolog's own
+        // inference counts could decide otherwise).
+        let plan = playout_plan(&mut game, &opts_text);
         let goal = format!(
-            "initial_state({opts_text}, S), findall(T, ( between(1, {repeat}, _), statistics(cputime, T0), forall(between(1, {playouts}, _), '$playout'(S, 0, _, _)), statistics(cputime, T1), T is T1 - T0 ), Ts), min_list(Ts, T), format('~6f~n', [T]), flush_output"
+            "initial_state({opts_text}, S), {plan}, findall(T, ( between(1, {repeat}, _), statistics(cputime, T0), forall(between(1, {playouts}, _), '$playout_with'(P, S, 0, 1000000000000, _, over(_), _)), statistics(cputime, T1), T is T1 - T0 ), Ts), min_list(Ts, T), format('~6f~n', [T]), flush_output"
         );
         let theirs = swipl(root, &path, &goal).and_then(|o| o.parse::<f64>().ok());
         let avg = plies as f64 / playouts as f64;
@@ -153,5 +157,19 @@ fn row(game: &str, work: &str, result: &str, ours: f64, theirs: Option<f64>, uni
             ours / t
         ),
         None => println!("{game:<20} {work:<14} {result:>12} {ours:>12.0} {:>12} {:>7}  ({unit})", "-", "-"),
+    }
+}
+
+/// A goal that binds `P` to the plan tabula's playouts follow from the
+/// start (`none`: they list the moves), for SWI-Prolog to follow too.
+fn playout_plan(game: &mut tabula::game::Game, opts_text: &str) -> String {
+    let goal = format!("initial_state({opts_text}, S), '$playout_plan'({opts_text}, S, sampled(_, _, T, E))");
+    let answer = game.engine().query(&goal).ok().and_then(|mut q| q.next()).and_then(Result::ok);
+    let value = |name: &str| answer.as_ref()?.bindings.iter().find(|b| b.name == name).map(|b| b.text.clone());
+    match (value("T"), value("E")) {
+        (Some(t), Some(e)) => format!(
+            "action_space({opts_text}, Ms), A =.. ['$actions'|Ms], functor(A, _, K), P = sampled(A, K, {t}, {e})"
+        ),
+        _ => "P = none".to_string(),
     }
 }

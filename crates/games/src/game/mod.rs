@@ -928,11 +928,12 @@ impl Game {
     ) -> Result<Option<(u64, PlayoutEnd)>, GameError> {
         let int = |n: u64| Tmpl { cells: vec![Cell::Int(n as i64)], nvars: 0 };
         let (zero, max) = (int(0), int(max_plies.min(1_000_000_000_000)));
+        // Before the time limit: the plan must not depend on the clock.
+        self.find_playout_plan(s);
         let saved = self.engine.limits().clone();
         if time.is_some() {
             self.engine.set_limits(crate::engine::Limits { timeout: time, ..saved.clone() });
         }
-        self.find_playout_plan(s);
         let plan = match &self.plan {
             PlayoutPlan::Made(_, p) => p.as_ref(),
             _ => None,
