@@ -27,6 +27,7 @@ pub struct Tm {
 /// A leaf (constant or register) or an operator of an integer
 /// arithmetic expression (`is/2` and the comparisons' fast path).
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(u8)]
 pub enum AOp {
     Int(i64),
     X(u32),
@@ -48,6 +49,7 @@ pub const ASTACK: usize = 16;
 /// An integer expression of the fast path, as a tree (at most `ASTACK`
 /// deep, so evaluating it recursively is bounded).
 #[derive(Debug)]
+#[repr(u8)]
 pub enum Expr {
     /// A constant or a register.
     Leaf(AOp),
@@ -62,6 +64,7 @@ pub enum Expr {
 
 /// What an arithmetic fast path does with the value of `rhs`.
 #[derive(Debug)]
+#[repr(u8)]
 pub enum ArithOp {
     /// `is/2` into the first occurrence of a variable (its register code).
     IsNew(usize),
@@ -91,6 +94,7 @@ pub struct Arith {
 /// An operand of a test: a register code (X, or Y with `PERM`) or a
 /// constant.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(u8)]
 pub enum Opd {
     Reg(usize),
     Const(Cell),
@@ -98,6 +102,7 @@ pub enum Opd {
 
 /// What a test's fast path checks.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(u8)]
 pub enum TestOp {
     /// `==` (or, with the flag, `\==`) on variables, atoms and integers;
     /// anything else falls through to the builtin.
@@ -185,6 +190,7 @@ pub struct TestFast {
 
 /// Where the fast path of `arg/3` puts the argument it finds.
 #[derive(Debug)]
+#[repr(u8)]
 pub enum ArgDst {
     /// The first occurrence of a variable: its register takes the cell.
     New(usize),
