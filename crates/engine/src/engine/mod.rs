@@ -191,6 +191,15 @@ impl Engine {
         self.m.rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     }
 
+    /// Runs `f` and puts the random generator back as it was before:
+    /// what `f` draws changes nothing a seed draws after.
+    pub fn keeping_rng<R>(&mut self, f: impl FnOnce(&mut Engine) -> R) -> R {
+        let rng = self.m.rng.clone();
+        let r = f(self);
+        self.m.rng = rng;
+        r
+    }
+
     /// Sets limits for the following queries.
     pub fn set_limits(&mut self, limits: Limits) {
         self.m.limits = limits;

@@ -929,7 +929,7 @@ impl Game {
         let int = |n: u64| Tmpl { cells: vec![Cell::Int(n as i64)], nvars: 0 };
         let (zero, max) = (int(0), int(max_plies.min(1_000_000_000_000)));
         // Before the time limit: the plan must not depend on the clock.
-        self.find_playout_plan(s);
+        self.find_playout_plan();
         let saved = self.engine.limits().clone();
         if time.is_some() {
             self.engine.set_limits(crate::engine::Limits { timeout: time, ..saved.clone() });
@@ -989,21 +989,21 @@ impl Game {
     }
 
     /// Finds how random playouts draw their moves (`'$playout_plan'/3`),
-    /// once for the options of the game's states, with `s` as the
-    /// position its costs are measured in.
-    fn find_playout_plan(&mut self, s: &State) {
-        if let PlayoutPlan::For(o) = &self.plan {
-            let o = o.clone();
-            // The costs are measured in inferences, so the plan, and the
-            // moves a seed draws, are the same on every machine.
-            let plan = self
-                .engine
-                .call("$playout_plan", &[Arg::In(&o), Arg::In(&s.0), Arg::Out], 1)
-                .ok()
-                .and_then(|mut r| r.pop())
-                .and_then(|mut r| r.pop());
-            self.plan = PlayoutPlan::Made(o, plan);
-        }
+    /// once for the options of the game's states, measured in the start
+    /// position dealt with seed 0. The plan is the options' alone (not the
+    /// position of the first playout, nor the machine: costs are counted
+    /// in inferences), and finding it draws nothing from the random
+    /// generator, so a seed draws the same moves in a whole match and in
+    /// its shards, on every machine.
+    fn find_playout_plan(&mut self) {
+        let PlayoutPlan::For(o) = &self.plan else { return };
+        let o = o.clone();
+        let plan = self.engine.keeping_rng(|e| {
+            e.set_seed(0);
+            let s = e.call("initial_state", &[Arg::In(&o), Arg::Out], 1).ok()?.pop()?.pop()?;
+            e.call("$playout_plan", &[Arg::In(&o), Arg::In(&s), Arg::Out], 1).ok()?.pop()?.pop()
+        });
+        self.plan = PlayoutPlan::Made(o, plan);
     }
 
     /// Sets the seed of the engine's random generator.
