@@ -622,14 +622,7 @@ impl Machine {
             return None;
         }
         let t = *self.vm.reg(a.t);
-        let (first, arity) = match self.store.deref(t) {
-            Cell::Str(p) => match self.store.at(p) {
-                Cell::Fun(_, k) => (p + 1, k as i64),
-                _ => return None,
-            },
-            Cell::Lst(p) => (p, 2),
-            _ => return None,
-        };
+        let (first, arity) = self.args_of(t)?;
         let want = match a.dst {
             ArgDst::New(_) => None,
             ArgDst::Const(c) => Some(c),
@@ -652,6 +645,20 @@ impl Machine {
         Some(((i <= last).then_some(i), last))
     }
 
+    /// Where the arguments of the compound `t` are on the heap (a list
+    /// cell's two included), and how many; `None` for anything else.
+    #[inline(always)]
+    fn args_of(&self, t: Cell) -> Option<(usize, i64)> {
+        match self.store.deref(t) {
+            Cell::Str(p) => match self.store.at(p) {
+                Cell::Fun(_, k) => Some((p + 1, k as i64)),
+                _ => None,
+            },
+            Cell::Lst(p) => Some((p, 2)),
+            _ => None,
+        }
+    }
+
     /// Runs the fast path of `arg/3`: `Some(success)`, or `None` to fall
     /// through to the general builtin (N not an integer, T not a
     /// compound).
@@ -659,14 +666,7 @@ impl Machine {
     fn arg_fast(&mut self, a: &ArgFast) -> Option<bool> {
         let n = self.operand(a.n)?;
         let t = *self.reg(a.t);
-        let (first, arity) = match self.store.deref(t) {
-            Cell::Str(p) => match self.store.at(p) {
-                Cell::Fun(_, k) => (p + 1, k as i64),
-                _ => return None,
-            },
-            Cell::Lst(p) => (p, 2),
-            _ => return None,
-        };
+        let (first, arity) = self.args_of(t)?;
         match n {
             // A negative N is an error: the builtin raises it.
             ..0 => return None,
