@@ -25,8 +25,13 @@
 % until the game is over (End = over(Result)) or Max plies are played
 % (End = cut); Last is the position reached.
 '$playout'(S, P0, Max, P, E, Last) :-
-    (   current_predicate(move/2) -> How = listed ; How = built ),
+    '$listing'(How),
     '$playout'(How, S, P0, Max, P, E, Last).
+
+% '$listing'(-How): how the moves are listed: alone (the optional move/2,
+% How = listed) or with their successors (move/3, How = built).
+'$listing'(listed) :- current_predicate(move/2), !.
+'$listing'(built).
 
 '$playout'(How, S, P0, Max, P, E, Last) :-
     (   game_over(S, R0)
@@ -42,12 +47,10 @@
 % '$playout_with'(+Plan, +State, +Plies0, +Max, -Plies, -End, -Last):
 % '$playout'/6 with the way of drawing moves that '$playout_plan'/3 chose
 % (Plan = none: as '$playout'/6 draws them).
-'$playout_with'(Plan, S, P0, Max, P, E, Last) :-
-    (   Plan = sampled(_, _, _, _) -> How = Plan
-    ;   current_predicate(move/2) -> How = listed
-    ;   How = built
-    ),
-    '$playout'(How, S, P0, Max, P, E, Last).
+'$playout_with'(none, S, P0, Max, P, E, Last) :-
+    '$playout'(S, P0, Max, P, E, Last).
+'$playout_with'(sampled(A, K, T, Else), S, P0, Max, P, E, Last) :-
+    '$playout'(sampled(A, K, T, Else), S, P0, Max, P, E, Last).
 
 % '$playout_plan'(+Options, +State, -Plan): how random playouts of the
 % game with these options draw a move. Plan = sampled(Actions, K, Tries,
@@ -60,7 +63,7 @@
 % same chance: a legal move has one action. Fails otherwise.
 '$playout_plan'(Options, S, sampled(A, K, T, Else)) :-
     current_predicate(action_space/2),
-    (   current_predicate(move/2) -> Else = listed ; Else = built ),
+    '$listing'(Else),
     catch('$playout_costs'(Options, S, Else, A, K, List, Fail, N), _, fail),
     N > 0,
     % Listing costs List; the K / N - 1 illegal actions drawn on average
