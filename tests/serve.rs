@@ -398,8 +398,14 @@ fn stopping_closes_connections() {
 /// Starts `tabula serve` with `args` on a free port: the process, its
 /// stderr after the line that names the address, and the address.
 fn spawn_serve(args: &[&str]) -> (Process, BufReader<std::process::ChildStderr>, SocketAddr) {
+    // A database of its own (the default one is the user's).
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::SeqCst);
+    let db = std::env::temp_dir().join(format!("tabula-serve-test-{}-{n}.db", std::process::id()));
+    let _ = std::fs::remove_file(&db);
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tabula"))
-        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+        .arg(&db)
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stderr(std::process::Stdio::piped())

@@ -1,8 +1,9 @@
 //! `tabula serve`: the network server (protocol in the README).
 
 use super::CliError;
-use crate::server::{ClientLimits, Config, Server};
+use crate::server::{ClientLimits, Config, Server, Sqlite, Store};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -87,6 +88,48 @@ pub struct ServeArgs {
     /// atomically after every move; `tabula play --resume` takes it).
     #[arg(long, value_name = "DIR")]
     pub records: Option<PathBuf>,
+    /// Keep the games in this SQLite database, so that they survive a
+    /// crash or a restart: a move is acknowledged once it is stored, and a
+    /// server started on the database brings back every game in play
+    /// (default: tabula.db in the --records folder, else
+    /// $XDG_STATE_HOME/tabula/serve.db, i.e. ~/.local/state/tabula/serve.db).
+    #[arg(long, value_name = "PATH", conflicts_with = "no_db")]
+    pub db: Option<PathBuf>,
+    /// Keep the games in memory only: they end with the process.
+    #[arg(long)]
+    pub no_db: bool,
+    /// Write every game of the database as a record (session-N.record) in
+    /// DIR, then exit.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_db")]
+    pub export: Option<PathBuf>,
+}
+
+/// Where the server keeps its games unless told: beside the records, else
+/// in the user's state folder.
+fn default_db(records: Option<&std::path::Path>) -> PathBuf {
+    if let Some(d) = records {
+        return d.join("tabula.db");
+    }
+    let state = std::env::var_os("XDG_STATE_HOME").filter(|s| !s.is_empty()).map(PathBuf::from);
+    let home = std::env::var_os("HOME").filter(|s| !s.is_empty()).map(|h| PathBuf::from(h).join(".local/state"));
+    match state.or(home) {
+        Some(d) => d.join("tabula").join("serve.db"),
+        None => PathBuf::from("tabula-serve.db"),
+    }
+}
+
+/// Writes every session of `store` as a record in `dir`: how many.
+fn export(store: &Sqlite, dir: &std::path::Path) -> Result<usize, CliError> {
+    std::fs::create_dir_all(dir).map_err(|e| CliError(format!("cannot make {}: {e}", dir.display())))?;
+    let ids = store.sessions().map_err(|e| CliError(e.to_string()))?;
+    for &id in &ids {
+        let Some(s) = store.load(id).map_err(|e| CliError(e.to_string()))? else { continue };
+        let path = dir.join(format!("session-{id}.record"));
+        crate::server::stored_record(&s)
+            .save(&path)
+            .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(ids.len())
 }
 
 fn seconds(name: &str, s: f64) -> Result<Duration, CliError> {
@@ -155,7 +198,22 @@ pub fn run(a: ServeArgs) -> Result<i32, CliError> {
     if let Some(d) = &a.records {
         std::fs::create_dir_all(d).map_err(|e| CliError(format!("cannot use {} for records: {e}", d.display())))?;
     }
-    let mut server = Server::new(config);
+    let db = (!a.no_db).then(|| a.db.clone().unwrap_or_else(|| default_db(a.records.as_deref())));
+    let store = db.as_ref().map(|p| Sqlite::open(p)).transpose().map_err(|e| CliError(e.to_string()))?;
+    if let Some(dir) = &a.export {
+        let store = store.as_ref().expect("--export conflicts with --no-db");
+        let n = export(store, dir)?;
+        eprintln!("tabula serve: {n} games of {} written to {}", store.path().display(), dir.display());
+        return Ok(0);
+    }
+    let (mut server, restored) = match store {
+        Some(store) => {
+            let store: Arc<dyn Store> = Arc::new(store);
+            let (server, restored) = Server::with_store(config, store).map_err(|e| CliError(e.to_string()))?;
+            (server, Some(restored))
+        }
+        None => (Server::new(config), None),
+    };
     let tcp = match (&a.listen, &a.http) {
         (Some(l), _) => Some(l.clone()),
         (None, None) => Some("127.0.0.1:7878".to_string()),
@@ -170,6 +228,19 @@ pub fn run(a: ServeArgs) -> Result<i32, CliError> {
         let addr = server.listen_http(h).map_err(|e| CliError(format!("cannot listen on {h}: {e}")))?;
         exposed(addr, a.public)?;
         eprintln!("tabula serve: open http://{addr}/");
+    }
+    match (&db, restored) {
+        (Some(db), Some(r)) => {
+            eprintln!(
+                "tabula serve: keeping the games in {}; {} games in play brought back",
+                db.display(),
+                r.sessions.len()
+            );
+            for (id, why) in r.failed {
+                eprintln!("tabula serve: warning: session {id} not brought back: {why}");
+            }
+        }
+        _ => eprintln!("tabula serve: keeping the games in memory only (--no-db): they end with the server"),
     }
     let stop = server.stop_flag();
     ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst))

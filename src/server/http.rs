@@ -345,7 +345,11 @@ fn events(shared: &Arc<Shared>, mut w: TcpStream, query: &str, client: Client) {
     attached.attach(id, &life);
     let head =
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n";
-    if w.write_all(head.as_bytes()).and_then(|()| w.write_all(b": hello\n\n")).and_then(|()| w.flush()).is_err() {
+    if w.write_all(head.as_bytes())
+        .and_then(|()| w.write_all(b"retry: 1000\n: hello\n\n"))
+        .and_then(|()| w.flush())
+        .is_err()
+    {
         return;
     }
     // A page that stops reading is dropped rather than waited for.

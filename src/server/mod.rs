@@ -17,9 +17,11 @@
 mod guard;
 mod http;
 mod session;
+mod store;
 mod tcp;
 
 pub use guard::ClientLimits;
+pub use store::{Change, Sqlite, Status, Store, StoreError, Stored, StoredMove};
 
 use guard::Client;
 
@@ -27,7 +29,7 @@ use crate::ai::Controller;
 use crate::game::{GameError, find_game};
 use guard::{Budget, Clients, Held, Hold};
 use serde_json::{Map, Value, json};
-use session::Session;
+use session::{Opening, Session};
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -164,6 +166,10 @@ struct Shared {
     /// The newest sessions closed to make room, so that a client coming
     /// back to one hears why.
     evicted: Mutex<VecDeque<u64>>,
+    /// Where the sessions are kept, if anywhere.
+    store: Option<Arc<dyn Store>>,
+    /// Held while a stored session is brought back (one at a time).
+    restoring: Mutex<()>,
 }
 
 /// A session as the server sees it: how to reach its thread, what the
@@ -172,7 +178,7 @@ struct Shared {
 struct Entry {
     tx: mpsc::Sender<Job>,
     life: Arc<Life>,
-    _owner: Hold,
+    _owner: Option<Hold>,
 }
 
 /// A session's use, kept by the requests that reach it.
@@ -202,9 +208,8 @@ impl Shared {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn session(&self, id: u64) -> Result<(mpsc::Sender<Job>, Arc<Life>), Failure> {
-        let found = self.sessions().get(&id).map(|e| (e.tx.clone(), e.life.clone()));
-        found.ok_or_else(|| self.unknown_session(id))
+    fn loaded(&self, id: u64) -> Option<(mpsc::Sender<Job>, Arc<Life>)> {
+        self.sessions().get(&id).map(|e| (e.tx.clone(), e.life.clone()))
     }
 
     fn forget(&self, id: u64) {
@@ -213,6 +218,9 @@ impl Shared {
     }
 
     fn unknown_session(&self, id: u64) -> Failure {
+        if self.store.is_some() {
+            return fail("unknown_session", format!("no session {id} in play (closed, or never opened)"));
+        }
         if self.evicted.lock().unwrap_or_else(|p| p.into_inner()).contains(&id) {
             return fail(
                 "unknown_session",
@@ -274,6 +282,76 @@ impl Shared {
                 std::thread::sleep(Duration::from_millis(5));
             }
         }
+    }
+}
+
+/// Session `id`'s thread: the one running, else (with a store) the
+/// session brought back from the store if it is in play there.
+fn session(shared: &Arc<Shared>, id: u64) -> Result<(mpsc::Sender<Job>, Arc<Life>), Failure> {
+    if let Some(found) = shared.loaded(id) {
+        return Ok(found);
+    }
+    let Some(store) = &shared.store else { return Err(shared.unknown_session(id)) };
+    let _one = shared.restoring.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(found) = shared.loaded(id) {
+        return Ok(found);
+    }
+    let stored = store.load(id).map_err(|e| fail("storage", e.to_string()))?;
+    match stored {
+        Some(stored) if stored.status == Status::Open => {
+            restore(shared, stored)?;
+            shared.loaded(id).ok_or_else(|| shared.unknown_session(id))
+        }
+        _ => Err(shared.unknown_session(id)),
+    }
+}
+
+/// Brings back a stored session: its thread loads the game and replays
+/// the moves.
+fn restore(shared: &Arc<Shared>, stored: Stored) -> Result<(), Failure> {
+    let path = find_game(&stored.game, &shared.config.games_dir)?;
+    let mut seats = Vec::new();
+    for (seat, spec) in &stored.seats {
+        seats.push((seat.clone(), Controller::parse(spec, None).map_err(|e| fail("bad_controller", e))?));
+    }
+    let (id, store) = (stored.id, shared.store.clone());
+    let (options, seed, auto) = (stored.options.clone(), stored.seed, stored.auto);
+    start_session(shared, id, None, move |config, budget, held| {
+        let record = config.records.as_ref().map(|d| d.join(format!("session-{id}.record")));
+        let o = Opening { id, store, path, options, seed, seats, auto, record };
+        Session::restore(&stored, o, config, budget, held)
+    })
+    .map(drop)
+}
+
+/// `record` or `history` of a session closed in the store: its moves as
+/// stored. A game with hidden hands shows them to its players only.
+fn closed_session(shared: &Shared, req: &Map<String, Value>, op: &str) -> Option<Reply> {
+    let id = session_id(req, op).ok()?;
+    let stored = shared.store.as_ref()?.load(id).ok()??;
+    if stored.status != Status::Closed {
+        return None;
+    }
+    let token = req.get("token").and_then(Value::as_str);
+    if stored.hidden && !stored.tokens.iter().any(|(_, h)| token.is_some_and(|t| store::token_matches(t, h))) {
+        return Some(Err(fail("forbidden", format!("`{op}` of a game with hidden hands needs the `token` of a seat"))));
+    }
+    Some(Ok(match op {
+        "history" => one("history", json!(stored.moves.iter().map(|m| m.text.clone()).collect::<Vec<_>>())),
+        _ => one("record", json!(stored_record(&stored).to_text())),
+    }))
+}
+
+/// A stored session's game record.
+pub fn stored_record(s: &Stored) -> crate::game::record::Record {
+    crate::game::record::Record {
+        game: s.game.clone(),
+        options: s.options.clone(),
+        seed: s.seed,
+        seats: s.seats.clone(),
+        start: s.start.clone(),
+        moves: s.moves.iter().map(|m| (m.text.clone(), 0)).collect(),
+        positions: Vec::new(),
     }
 }
 
@@ -387,6 +465,14 @@ fn accept_loop(
     Ok(())
 }
 
+/// The stored sessions a server brought back as it started.
+#[derive(Debug, Default)]
+pub struct Restored {
+    pub sessions: Vec<u64>,
+    /// Those that could not be, and why.
+    pub failed: Vec<(u64, String)>,
+}
+
 /// A server with its listeners; [`Server::run`] serves until the stop
 /// flag is set.
 pub struct Server {
@@ -396,8 +482,37 @@ pub struct Server {
 }
 
 impl Server {
-    /// A server with no listener yet.
+    /// A server with no listener yet, that keeps its games in memory.
     pub fn new(config: Config) -> Server {
+        Server::build(config, None)
+    }
+
+    /// A server that keeps its games in `store`, with the sessions in play
+    /// there that changed within the idle time brought back (the others
+    /// come back when asked for): how many, and why each that could not.
+    pub fn with_store(config: Config, store: Arc<dyn Store>) -> Result<(Server, Restored), StoreError> {
+        let last = store.last_session()?;
+        let in_play = store.in_play()?;
+        let server = Server::build(config, Some(store));
+        let shared = &server.shared;
+        shared.next_session.store(last + 1, Ordering::SeqCst);
+        let since = store::now() - shared.config.idle.as_secs() as i64;
+        let mut recent: Vec<Stored> = in_play.into_iter().filter(|s| s.updated >= since).collect();
+        recent.sort_by_key(|s| std::cmp::Reverse((s.updated, s.id)));
+        recent.truncate(shared.config.max_sessions);
+        let mut restored = Restored::default();
+        for stored in recent {
+            let id = stored.id;
+            match restore(shared, stored) {
+                Ok(()) => restored.sessions.push(id),
+                Err(f) => restored.failed.push((id, f.message)),
+            }
+        }
+        restored.sessions.sort_unstable();
+        Ok((server, restored))
+    }
+
+    fn build(config: Config, store: Option<Arc<dyn Store>>) -> Server {
         let shared = Arc::new(Shared {
             clients: Arc::new(Clients::new(config.per_client.clone())),
             memory: Arc::new(Budget::new(config.max_memory)),
@@ -407,6 +522,8 @@ impl Server {
             connections: AtomicUsize::new(0),
             stop: Arc::new(AtomicBool::new(false)),
             evicted: Mutex::new(VecDeque::new()),
+            store,
+            restoring: Mutex::new(()),
         });
         Server { shared, tcp: None, http: None }
     }
@@ -570,11 +687,14 @@ fn answer(shared: &Arc<Shared>, req: Result<Map<String, Value>, Failure>, from: 
     }
 }
 
-const OPS: &str = "new, games, moves, play, explain, ai, hint, status, display, view, undo, query, close";
+const OPS: &str =
+    "new, games, moves, play, explain, ai, hint, status, display, view, history, record, undo, query, close";
 
 /// The ops a session answers.
-const SESSION_OPS: &[&str] =
-    &["moves", "play", "explain", "ai", "hint", "status", "display", "view", "undo", "query", "close"];
+const SESSION_OPS: &[&str] = &[
+    "moves", "play", "explain", "ai", "hint", "status", "display", "view", "history", "record", "undo", "query",
+    "close",
+];
 
 fn dispatch(shared: &Arc<Shared>, req: Map<String, Value>, from: Sender) -> Reply {
     let op = match req.get("op") {
@@ -588,7 +708,7 @@ fn dispatch(shared: &Arc<Shared>, req: Map<String, Value>, from: Sender) -> Repl
             // Its creator's connection is a seat connected.
             let id = reply.get("session").and_then(Value::as_u64);
             if let (Some(a), Some(id)) = (from.attached, id)
-                && let Ok((_, life)) = shared.session(id)
+                && let Some((_, life)) = shared.loaded(id)
             {
                 a.attach(id, &life);
             }
@@ -597,7 +717,13 @@ fn dispatch(shared: &Arc<Shared>, req: Map<String, Value>, from: Sender) -> Repl
         "games" => Ok(one("games", session::games(&shared.config.games_dir))),
         op if SESSION_OPS.contains(&op) => {
             let id = session_id(&req, op)?;
-            let (tx, life) = shared.session(id)?;
+            let (tx, life) = match session(shared, id) {
+                Ok(found) => found,
+                Err(f) if matches!(op, "record" | "history") => {
+                    return closed_session(shared, &req, op).unwrap_or(Err(f));
+                }
+                Err(f) => return Err(f),
+            };
             // A computer move holds a core for a while: a client may have
             // only so many in progress.
             let _thinking = if matches!(op, "ai" | "hint" | "explain") {
@@ -638,7 +764,7 @@ fn session_id(req: &Map<String, Value>, op: &str) -> Result<u64, Failure> {
 /// Subscribes `events` to session `id`'s changes: the session, whose
 /// seat is connected while the stream lives.
 fn follow(shared: &Arc<Shared>, id: u64, events: mpsc::Sender<Value>) -> Result<Arc<Life>, Failure> {
-    let (tx, life) = shared.session(id)?;
+    let (tx, life) = session(shared, id)?;
     tx.send(Job::Follow(events)).map_err(|_| shared.unknown_session(id))?;
     Ok(life)
 }
@@ -706,8 +832,26 @@ fn new_session(shared: &Arc<Shared>, req: Map<String, Value>, client: Client) ->
     };
     let owner = shared.clients.hold(client, Held::Session)?;
     let path = find_game(&name, &shared.config.games_dir)?;
-    // A place, and the memory to load the game: idle sessions with no seat
-    // connected make room, oldest first; never a player's game in play.
+    let id = shared.next_session.fetch_add(1, Ordering::SeqCst);
+    let store = shared.store.clone();
+    start_session(shared, id, Some(owner), move |config, budget, held| {
+        let record = config.records.as_ref().map(|d| d.join(format!("session-{id}.record")));
+        let o = Opening { id, store, path, options, seed, seats, auto, record };
+        Session::open(o, config, budget, held)
+    })
+}
+
+/// Starts session `id`'s thread, which makes the session with `make`
+/// (given the server's limits, its memory budget and the bytes of it the
+/// session holds) and then serves it: the session's summary once it is
+/// made. It takes a place and memory first: idle sessions with no seat
+/// connected make room, oldest first; never a player's game in play.
+fn start_session(
+    shared: &Arc<Shared>,
+    id: u64,
+    owner: Option<Hold>,
+    make: impl FnOnce(Config, Arc<Budget>, usize) -> Result<Session, Failure> + Send + 'static,
+) -> Reply {
     while shared.sessions().len() >= shared.config.max_sessions {
         if !shared.evict_one() {
             let max = shared.config.max_sessions;
@@ -719,19 +863,17 @@ fn new_session(shared: &Arc<Shared>, req: Map<String, Value>, client: Client) ->
         }
     }
     let memory = shared.memory_for_session(SESSION_START)?;
-    let id = shared.next_session.fetch_add(1, Ordering::SeqCst);
     let (tx, rx) = mpsc::channel::<Job>();
     let (ready_tx, ready_rx) = mpsc::channel::<Reply>();
     let shared2 = shared.clone();
     let spawned =
         std::thread::Builder::new().name(format!("tabula-session-{id}")).stack_size(64 << 20).spawn(move || {
-            let record = shared2.config.records.as_ref().map(|d| d.join(format!("session-{id}.record")));
             let budget = shared2.memory.clone();
-            let opening = session::Opening { path, options, seed, seats, auto, record };
-            let opened = Session::open(opening, shared2.config.clone(), budget, memory);
-            match opened {
+            match make(shared2.config.clone(), budget, memory) {
                 Ok(mut s) => {
                     let _ = ready_tx.send(Ok(s.summary(id)));
+                    // A session let go (idle, to make room, the server
+                    // stopping) stays in play in the store.
                     s.serve(rx);
                     shared2.forget(id);
                 }

@@ -3,6 +3,7 @@
 //! [`Job`]s.
 
 use super::guard::Budget;
+use super::store::{self, Change, Status, Store, Stored, StoredMove, TokenHash};
 use super::{Config, Failure, Job, Reply, fail, one, required, text_field};
 use crate::ai::{self, Controller};
 use crate::engine::{Limits, QueryError};
@@ -42,11 +43,21 @@ pub(super) struct Session {
     auto: bool,
     /// Event streams of the pages following the session.
     followers: Vec<mpsc::Sender<Value>>,
-    /// Each seat's secret: who shows it may play the seat and see what the
-    /// seat sees. The creator of the session gets them all.
-    tokens: Vec<(String, String)>,
-    /// Where the session keeps its game record, and the record.
-    record: Option<(PathBuf, Record)>,
+    /// Each seat's secret, hashed: who shows it may play the seat and see
+    /// what the seat sees. The creator of the session gets them all.
+    tokens: Vec<(String, TokenHash)>,
+    /// The tokens in clear, for the creator's reply only.
+    fresh_tokens: Vec<(String, String)>,
+    id: u64,
+    /// Where the session is kept, and how many of its moves are there.
+    store: Option<Arc<dyn Store>>,
+    synced: usize,
+    /// The game's name, its options and seed as asked.
+    name: String,
+    asked: Vec<(String, String)>,
+    seed: u64,
+    /// Where the session keeps its game record.
+    record: Option<PathBuf>,
     config: Config,
     /// The server's memory, and the bytes of it the session holds between
     /// requests (given back when it ends).
@@ -60,8 +71,10 @@ impl Drop for Session {
     }
 }
 
-/// What a `new` request asks for.
+/// What a `new` request asks for (or a stored session gives).
 pub(super) struct Opening {
+    pub id: u64,
+    pub store: Option<Arc<dyn Store>>,
     pub path: PathBuf,
     pub options: Vec<(String, String)>,
     pub seed: u64,
@@ -73,10 +86,132 @@ pub(super) struct Opening {
 }
 
 impl Session {
-    /// Loads the game and sets it up; `held` is the memory the session
-    /// took from `budget` to load it (measured again once it has).
+    /// Loads the game and sets it up, chance's first moves drawn, and
+    /// keeps it in the store; `held` is the memory the session took from
+    /// `budget` to load it (measured again once it has).
     pub(super) fn open(o: Opening, config: Config, budget: Arc<Budget>, held: usize) -> Result<Session, Failure> {
-        let Opening { path, options, seed, seats, auto, record } = o;
+        let mut s = Session::load(o, config, budget, held)?;
+        s.chance_moves()?;
+        if let Some(store) = s.store.clone() {
+            store.create(&s.stored()?).map_err(|e| fail("storage", format!("the session was not stored: {e}")))?;
+            s.synced = s.play.ply();
+        }
+        s.remeasure(held);
+        Ok(s)
+    }
+
+    /// Brings back a stored session: the game loaded anew, its moves
+    /// replayed and the position reached checked against the stored one.
+    pub(super) fn restore(
+        stored: &Stored,
+        o: Opening,
+        config: Config,
+        budget: Arc<Budget>,
+        held: usize,
+    ) -> Result<Session, Failure> {
+        let mut s = Session::load(o, config, budget, held)?;
+        s.tokens = stored.tokens.clone();
+        s.fresh_tokens.clear();
+        s.replay_stored(stored)?;
+        s.remeasure(held);
+        Ok(s)
+    }
+
+    /// Puts the play back to the stored one: from the start, every stored
+    /// move replayed, the position checked, the random generator where it
+    /// was.
+    fn replay_stored(&mut self, stored: &Stored) -> Result<(), Failure> {
+        let id = self.id;
+        let cannot = |why: String| fail("storage", format!("session {id} cannot be brought back: {why}"));
+        let start = self.play.start().clone();
+        let play = if self.record.is_some() { Play::new(start).keeping_positions() } else { Play::new(start) };
+        self.play = play;
+        let moves: Vec<(String, usize)> =
+            stored.moves.iter().enumerate().map(|(i, m)| (m.text.clone(), i + 1)).collect();
+        self.play.replay(&mut self.game, &moves).map_err(|(ply, e)| {
+            cannot(format!("its move {ply} `{}` is not legal under the rules now ({e})", moves[ply - 1].0))
+        })?;
+        let state = self.game.engine().term_text(&self.play.state().0);
+        if state != stored.state {
+            return Err(cannot(format!(
+                "replaying its moves under the rules now reaches another position than the stored one (the rules of {} changed?)",
+                self.name
+            )));
+        }
+        self.rng.set_word_pos(stored.rng);
+        self.synced = self.play.ply();
+        Ok(())
+    }
+
+    /// The session as the store keeps it.
+    fn stored(&mut self) -> Result<Stored, Failure> {
+        let moves = (0..self.play.ply()).map(|i| self.stored_move(i)).collect::<Result<_, _>>()?;
+        let start = self.game.hidden().then(|| self.game.engine().term_text(&self.play.start().0));
+        Ok(Stored {
+            id: self.id,
+            game: self.name.clone(),
+            options: self.asked.clone(),
+            seed: self.seed,
+            seats: self.seats.iter().map(|(s, c)| (s.clone(), c.to_string())).collect(),
+            auto: self.auto,
+            hidden: self.game.hidden(),
+            tokens: self.tokens.clone(),
+            start,
+            moves,
+            state: self.game.engine().term_text(&self.play.state().0),
+            rng: self.rng.get_word_pos(),
+            status: Status::Open,
+            outcome: self.game.outcome(self.play.state())?.map(|o| o.to_string()),
+            updated: store::now(),
+        })
+    }
+
+    fn stored_move(&mut self, i: usize) -> Result<StoredMove, Failure> {
+        let text = self.play.name(&mut self.game, i)?.to_string();
+        let step = &self.play.steps()[i];
+        Ok(StoredMove { text, mover: step.mover.clone(), chance: step.chance })
+    }
+
+    /// Writes the moves made since the store last heard (and those taken
+    /// back): when it returns `Ok`, they are stored.
+    fn persist(&mut self) -> Result<(), Failure> {
+        let Some(store) = self.store.clone() else { return Ok(()) };
+        let from = self.synced.min(self.play.ply());
+        let moves: Vec<StoredMove> = (from..self.play.ply()).map(|i| self.stored_move(i)).collect::<Result<_, _>>()?;
+        let state = self.game.engine().term_text(&self.play.state().0);
+        let outcome = self.game.outcome(self.play.state())?.map(|o| o.to_string());
+        let change =
+            Change { from, moves: &moves, state: &state, rng: self.rng.get_word_pos(), outcome: outcome.as_deref() };
+        store
+            .save(self.id, &change)
+            .map_err(|e| fail("storage", format!("the move was not stored, so it is not made: {e}")))?;
+        self.synced = self.play.ply();
+        Ok(())
+    }
+
+    /// After a change the store refused: the play put back to what the
+    /// store holds. False when that cannot be done (the session must end;
+    /// the store still has it).
+    fn rewind(&mut self) -> bool {
+        let Some(store) = self.store.clone() else { return true };
+        match store.load(self.id) {
+            Ok(Some(stored)) => self.replay_stored(&stored).is_ok(),
+            _ => false,
+        }
+    }
+
+    /// Marks the session closed or ended in the store.
+    pub(super) fn end(&self, status: Status) -> Result<(), Failure> {
+        match &self.store {
+            Some(store) => store.end(self.id, status).map_err(|e| fail("storage", e.to_string())),
+            None => Ok(()),
+        }
+    }
+
+    /// Loads the game and sets it up at its start.
+    fn load(o: Opening, config: Config, budget: Arc<Budget>, held: usize) -> Result<Session, Failure> {
+        let Opening { id, store, path, options, seed, seats, auto, record } = o;
+        let asked = options.clone();
         let options = &options[..];
         let (mut game, _) = crate::loader::load(&path)?;
         let limits = Limits { max_memory: config.session_memory, ..game.engine().limits().clone() };
@@ -90,20 +225,23 @@ impl Session {
             c.serves(&game).map_err(|e| fail("bad_controller", e))?;
         }
         let state = game.initial_state(&opts, seed)?;
-        let record = record.map(|p| {
-            let seats = seats.iter().map(|(s, c)| (s.clone(), c.to_string())).collect();
-            let start = game.hidden().then(|| game.engine().term_text(&state.0));
-            let r =
-                Record { game: game.name.clone(), options: options.to_vec(), seed, seats, start, ..Record::default() };
-            (p, r)
-        });
         // The positions' texts (chess: FEN) are kept for the record.
         let play = if record.is_some() { Play::new(state).keeping_positions() } else { Play::new(state) };
         // From the operating system's generator, never from the game's seed.
         let mut os = rand::thread_rng();
-        let tokens = players.iter().map(|p| (p.clone(), format!("{:032x}", os.r#gen::<u128>()))).collect();
-        let mut s = Session {
+        let fresh_tokens: Vec<(String, String)> =
+            players.iter().map(|p| (p.clone(), format!("{:032x}", os.r#gen::<u128>()))).collect();
+        let tokens = fresh_tokens.iter().map(|(p, t)| (p.clone(), store::hash_token(t))).collect();
+        let name = path.file_stem().map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        Ok(Session {
             tokens,
+            fresh_tokens,
+            id,
+            store,
+            synced: 0,
+            name,
+            asked,
+            seed,
             record,
             options: opts,
             game,
@@ -116,10 +254,7 @@ impl Session {
             config,
             budget,
             held,
-        };
-        s.chance_moves()?;
-        s.remeasure(held);
-        Ok(s)
+        })
     }
 
     /// Bytes the session holds between requests: its engine's, its
@@ -173,6 +308,8 @@ impl Session {
         Ok(room)
     }
 
+    /// What `new` replies: the session, and its seats' tokens (the only
+    /// time they are told).
     pub(super) fn summary(&mut self, id: u64) -> Map<String, Value> {
         let mut m = Map::new();
         m.insert("session".into(), json!(id));
@@ -181,7 +318,8 @@ impl Session {
         m.insert("players".into(), json!(self.players));
         m.insert("seats".into(), self.seats_json());
         m.insert("hidden".into(), json!(self.game.hidden()));
-        m.insert("tokens".into(), json!(self.tokens.iter().map(|(s, t)| (s.clone(), json!(t))).collect::<Map<_, _>>()));
+        let tokens = std::mem::take(&mut self.fresh_tokens);
+        m.insert("tokens".into(), json!(tokens.into_iter().map(|(s, t)| (s, json!(t))).collect::<Map<_, _>>()));
         match self.status() {
             Ok(s) => {
                 m.insert("status".into(), Value::Object(s));
@@ -197,7 +335,8 @@ impl Session {
         json!(self.seats.iter().map(|(s, c)| (s.clone(), json!(c.to_string()))).collect::<Map<_, _>>())
     }
 
-    /// Answers jobs until `close`, the channel's end, or idleness.
+    /// Answers jobs until `close`, the channel's end, idleness, or a
+    /// change the store refused that cannot be taken back.
     pub(super) fn serve(&mut self, rx: mpsc::Receiver<Job>) {
         self.computer_turns_within_memory();
         loop {
@@ -214,7 +353,17 @@ impl Session {
             };
             let op = req.get("op").and_then(Value::as_str).unwrap_or("").to_string();
             let ply = self.play.ply();
-            let reply = self.within_memory(op == "query", |s| s.handle(&req));
+            let mut reply = self.within_memory(op == "query", |s| s.handle(&req));
+            let changed = self.play.ply() != ply || (op == "undo" && reply.is_ok());
+            // A move is acknowledged once it is stored; one the store
+            // refuses is taken back.
+            if changed && let Err(f) = self.persist() {
+                reply = Err(f);
+                if !self.rewind() {
+                    let _ = reply_tx.send(reply);
+                    return;
+                }
+            }
             let closed = op == "close" && reply.is_ok();
             let _ = reply_tx.send(reply);
             if closed {
@@ -241,12 +390,22 @@ impl Session {
         reply
     }
 
+    /// The game's record so far.
+    fn record(&mut self) -> Result<Record, GameError> {
+        let seats = self.seats.iter().map(|(s, c)| (s.clone(), c.to_string())).collect();
+        let start = self.game.hidden().then(|| self.game.engine().term_text(&self.play.start().0));
+        let game = self.game.name.clone();
+        let mut r = Record { game, options: self.asked.clone(), seed: self.seed, seats, start, ..Record::default() };
+        self.play.fill_record(&mut self.game, &mut r)?;
+        Ok(r)
+    }
+
     /// Replaces the session's record with the moves so far (a failure is
     /// told to the followers; the game goes on).
     fn save_record(&mut self) {
-        let Some((path, r)) = &mut self.record else { return };
-        let saved = self.play.fill_record(&mut self.game, r).map_err(|e| e.to_string());
-        if let Err(e) = saved.and_then(|()| r.save(path).map_err(|e| e.to_string())) {
+        let Some(path) = self.record.clone() else { return };
+        let saved = self.record().map_err(|e| e.to_string());
+        if let Err(e) = saved.and_then(|r| r.save(&path).map_err(|e| e.to_string())) {
             let message = format!("cannot write the record {}: {e}", path.display());
             self.tell(json!({"event": "error", "code": "record", "message": message}));
         }
@@ -298,10 +457,15 @@ impl Session {
                 return;
             }
             self.tell(json!({"event": "thinking", "player": mover}));
-            match self.ai(None) {
-                Ok(_) => {
+            match self.ai(None).and_then(|_| self.persist()) {
+                Ok(()) => {
                     self.save_record();
                     self.tell_move();
+                }
+                Err(f) if f.code == "storage" => {
+                    self.tell(json!({"event": "error", "code": f.code, "message": f.message}));
+                    self.rewind();
+                    return;
                 }
                 Err(f) => {
                     self.tell(json!({"event": "error", "code": f.code, "message": f.message}));
@@ -368,7 +532,27 @@ impl Session {
             }
             "close" => {
                 self.some_seat(req, "close")?;
+                self.end(Status::Closed)?;
                 Ok(one("closed", json!(true)))
+            }
+            "history" => {
+                let viewer = self.viewer(req)?;
+                let history = self.play.history(&mut self.game, &viewer)?;
+                Ok(one("history", json!(history)))
+            }
+            "record" => {
+                // Hidden hands are in the record: the players see it once
+                // the game is over.
+                if self.game.hidden() {
+                    self.some_seat(req, "record")?;
+                    if self.game.outcome(self.play.state())?.is_none() {
+                        return Err(fail(
+                            "forbidden",
+                            "the record of a game with hidden hands is shown once it is over",
+                        ));
+                    }
+                }
+                Ok(one("record", json!(self.record()?.to_text())))
             }
             other => Err(fail("bad_request", format!("unknown op `{other}`"))),
         }
@@ -377,7 +561,7 @@ impl Session {
     /// Whether the request shows `seat`'s token.
     fn shows_token(&self, req: &Map<String, Value>, seat: &str) -> Result<bool, Failure> {
         let given = text_field(req, "token")?;
-        Ok(given.is_some_and(|t| self.tokens.iter().any(|(s, k)| s == seat && k == t)))
+        Ok(given.is_some_and(|t| self.tokens.iter().any(|(s, h)| s == seat && store::token_matches(t, h))))
     }
 
     fn forbidden(seat: &str, what: &str) -> Failure {
@@ -589,6 +773,7 @@ impl Session {
         let (seats, auto) = (&self.seats, self.auto);
         let computer = |mover: &str| seats.iter().any(|(s, c)| s == mover && !c.is_human());
         let steps = self.play.undo(&mut self.game, |mover| auto && computer(mover))?;
+        self.synced = self.synced.min(self.play.ply());
         // A hidden choice stays hidden from whoever takes it back.
         let undone: Vec<String> = (steps.into_iter())
             .map(|u| if u.hidden { format!("({} has chosen)", u.step.mover) } else { u.text })

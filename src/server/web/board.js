@@ -473,8 +473,22 @@ async function play(text) {
   }
 }
 
+// The session's events. The browser reconnects a stream that drops (the
+// server restarted: its games come back from its database); the page then
+// loads the position anew, since moves may have been made meanwhile. A
+// stream the server refused is tried again every few seconds.
+let lost = false;
 function follow() {
   const source = new EventSource(`/api/events?session=${session}`);
+  source.onopen = () => {
+    if (lost) { lost = false; say(''); load(); }
+  };
+  source.onerror = () => {
+    if (!lost) { lost = true; say('connection to the server lost; reconnecting…'); }
+    if (source.readyState === EventSource.CLOSED) {
+      setTimeout(() => { follow(); }, 2000);
+    }
+  };
   source.onmessage = (e) => {
     const ev = JSON.parse(e.data);
     if (ev.event === 'thinking') {
