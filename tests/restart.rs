@@ -100,7 +100,8 @@ fn a_restarted_server_brings_back_every_game_in_play() {
     wait_for("the computer answers", || c.send(json!({"op": "status", "session": ids[3]}))["ply"] == 2);
     let before: Vec<Value> = ids.iter().map(|&id| history(&mut c, id)).collect();
     let dom_seat = dom["players"][0].as_str().unwrap();
-    let hand_before = c.send(json!({"op": "view", "session": ids[2], "viewer": dom_seat, "token": dom["tokens"][dom_seat]}));
+    let hand_before =
+        c.send(json!({"op": "view", "session": ids[2], "viewer": dom_seat, "token": dom["tokens"][dom_seat]}));
     // One closed game: its record stays readable.
     let closed = c.send(json!({"op": "new", "game": "breakthrough", "options": {"rows": 5, "cols": 5}}));
     let closed_id = closed["session"].as_u64().unwrap();
@@ -117,7 +118,8 @@ fn a_restarted_server_brings_back_every_game_in_play() {
     for (id, h) in ids.iter().zip(&before) {
         assert_eq!(&history(&mut c, *id), h, "session {id}");
     }
-    let hand_after = c.send(json!({"op": "view", "session": ids[2], "viewer": dom_seat, "token": dom["tokens"][dom_seat]}));
+    let hand_after =
+        c.send(json!({"op": "view", "session": ids[2], "viewer": dom_seat, "token": dom["tokens"][dom_seat]}));
     assert_eq!(hand_after["board"], hand_before["board"], "the hidden hands are dealt as they were");
     // The same tokens play on, and a wrong one is still refused.
     play_first(&mut c, ids[0], &bt["tokens"]);

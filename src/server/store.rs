@@ -198,6 +198,17 @@ impl Sqlite {
             std::fs::create_dir_all(dir)
                 .map_err(|e| StoreError(format!("cannot make the folder {} for the database: {e}", dir.display())))?;
         }
+        // SQLite opens a file it cannot write for reading, and says so only
+        // at the first write, as an I/O error: found here, in words.
+        let unwritable = |e: std::io::Error| {
+            StoreError(format!("{at} cannot be written ({e}): give the server a database it may write"))
+        };
+        if path.exists() {
+            std::fs::OpenOptions::new().read(true).write(true).open(path).map_err(unwritable)?;
+        }
+        let mut probe = path.as_os_str().to_owned();
+        probe.push("-probe");
+        std::fs::write(&probe, b"").and_then(|()| std::fs::remove_file(&probe)).map_err(unwritable)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn =
             Connection::open_with_flags(path, flags).map_err(|e| StoreError(format!("cannot open {at}: {e}")))?;
