@@ -224,3 +224,24 @@ fn a_move_the_store_refuses_is_not_acknowledged_and_is_taken_back() {
     server.stop();
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
+
+#[test]
+fn the_games_list_is_made_once_and_again_when_a_game_file_changes() {
+    // The `games` reply loads every game; the fuzzer found it took seconds
+    // a request. It is kept until a file of the folder changes.
+    let dir = temp_db("games").parent().unwrap().to_path_buf();
+    let games = Path::new(env!("CARGO_MANIFEST_DIR")).join("games");
+    std::fs::copy(games.join("connect4.rules"), dir.join("connect4.rules")).unwrap();
+    let server = Server::new(Config { games_dir: dir.clone(), ..config() });
+    let names = |v: Value| -> Vec<String> {
+        v["games"].as_array().unwrap().iter().map(|g| g["name"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(names(server.request(json!({"op": "games"}))), ["connect4"]);
+    assert_eq!(names(server.request(json!({"op": "games"}))), ["connect4"]);
+    std::fs::copy(games.join("hex.rules"), dir.join("hex.rules")).unwrap();
+    assert_eq!(names(server.request(json!({"op": "games"}))), ["connect4", "hex"]);
+    std::fs::write(dir.join("hex.rules"), "this is no longer a game").unwrap();
+    let listed = server.request(json!({"op": "games"}));
+    assert!(listed["games"][1]["error"].is_string(), "{listed}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

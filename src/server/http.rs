@@ -152,32 +152,16 @@ fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr, _cou
         wait = NEXT_REQUEST.min(shared.config.idle);
         let client = client_of(&shared, peer, &req);
         let head_only = req.method == "HEAD";
-        let response = match (req.method.as_str(), req.path.as_str()) {
-            ("POST", "/api") => {
-                let (v, failure) = answer(&shared, parse_request(&req.body), Sender { client, attached: None });
-                let status = failure.as_ref().map_or(200, |f| status_of(f.code));
-                Response::json(status, v.to_string()).retry(failure.and_then(|f| f.retry))
-            }
-            ("GET", "/api/events") => {
-                match shared.clients.request(client) {
-                    Ok(()) => events(&shared, stream, &req.query, client),
-                    Err(f) => {
-                        let _ = stream.write_all(&Response::error(&f).bytes(false, false));
-                    }
+        if (req.method.as_str(), req.path.as_str()) == ("GET", "/api/events") {
+            match shared.clients.request(client) {
+                Ok(()) => events(&shared, stream, &req.query, client),
+                Err(f) => {
+                    let _ = stream.write_all(&Response::error(&f).bytes(false, false));
                 }
-                return;
             }
-            ("GET" | "HEAD", path) => match shared.clients.request(client) {
-                Err(f) => Response::error(&f),
-                Ok(()) => match FILES.iter().find(|(p, _, _)| *p == path) {
-                    Some((_, kind, text)) => {
-                        Response { status: 200, kind, body: text.as_bytes().to_vec(), cache: "no-cache", retry: None }
-                    }
-                    None => Response::error(&fail("not_found", format!("nothing at {path}: the board is at /"))),
-                },
-            },
-            _ => Response::error(&fail("method_not_allowed", "use GET for the page and POST /api for requests")),
-        };
+            return;
+        }
+        let response = respond(&shared, &req, client);
         let keep = req.keep_alive && !shared.stop.load(Ordering::SeqCst);
         if stream.write_all(&response.bytes(keep, head_only)).is_err() || !keep {
             return;
@@ -258,27 +242,11 @@ fn read_request(
     };
     // The head.
     let (head_len, mut req, length) = loop {
-        let mut headers = [httparse::EMPTY_HEADER; 64];
-        let mut parsed = httparse::Request::new(&mut headers);
-        match parsed.parse(buf) {
-            Ok(httparse::Status::Complete(n)) => {
-                let (req, length) = request_of(&parsed)?;
-                break (n, req, length);
-            }
-            Ok(httparse::Status::Partial) if buf.len() > MAX_HEAD => {
-                return Err(NoRequest::Bad(fail(
-                    "header_too_large",
-                    format!("a request's line and headers may have {MAX_HEAD} bytes at most"),
-                )));
-            }
-            Ok(httparse::Status::Partial) => more(buf, &mut begun)?,
-            Err(e) => return Err(NoRequest::Bad(fail("bad_request", format!("not an HTTP request: {e}")))),
+        match head(buf, shared.config.max_line)? {
+            Some(h) => break h,
+            None => more(buf, &mut begun)?,
         }
     };
-    let max = shared.config.max_line;
-    if length > max {
-        return Err(NoRequest::Bad(fail("too_large", format!("a request may have {max} bytes at most"))));
-    }
     // The body.
     while buf.len() < head_len + length {
         more(buf, &mut begun)?;
@@ -286,6 +254,82 @@ fn read_request(
     req.body = buf[head_len..head_len + length].to_vec();
     buf.drain(..head_len + length);
     Ok(req)
+}
+
+/// The head at the start of `buf` when it is all there: its length, the
+/// request, and its body's length (at most `max_body`).
+fn head(buf: &[u8], max_body: usize) -> Result<Option<(usize, Request, usize)>, NoRequest> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut parsed = httparse::Request::new(&mut headers);
+    let (n, req, length) = match parsed.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => {
+            let (req, length) = request_of(&parsed)?;
+            (n, req, length)
+        }
+        Ok(httparse::Status::Partial) if buf.len() > MAX_HEAD => {
+            return Err(NoRequest::Bad(fail(
+                "header_too_large",
+                format!("a request's line and headers may have {MAX_HEAD} bytes at most"),
+            )));
+        }
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(e) => return Err(NoRequest::Bad(fail("bad_request", format!("not an HTTP request: {e}")))),
+    };
+    if length > max_body {
+        return Err(NoRequest::Bad(fail("too_large", format!("a request may have {max_body} bytes at most"))));
+    }
+    Ok(Some((n, req, length)))
+}
+
+/// The answers to the requests in `bytes`, as a connection that sent them
+/// at once and closed would get them (event streams aside): what the
+/// fuzzer drives.
+pub(super) fn exchange(shared: &Arc<Shared>, bytes: &[u8]) -> Vec<u8> {
+    let peer = SocketAddr::from(([127, 0, 0, 1], 1));
+    let mut out = Vec::new();
+    let mut rest = bytes;
+    loop {
+        match head(rest, shared.config.max_line) {
+            Ok(Some((n, mut req, length))) if rest.len() >= n + length => {
+                req.body = rest[n..n + length].to_vec();
+                rest = &rest[n + length..];
+                if req.path == "/api/events" {
+                    return out;
+                }
+                let client = client_of(shared, peer, &req);
+                out.extend(respond(shared, &req, client).bytes(req.keep_alive, req.method == "HEAD"));
+                if !req.keep_alive {
+                    return out;
+                }
+            }
+            Ok(_) | Err(NoRequest::Gone) => return out,
+            Err(NoRequest::Bad(f)) => {
+                out.extend(Response::error(&f).bytes(false, false));
+                return out;
+            }
+        }
+    }
+}
+
+/// The response to a request other than an event stream's.
+fn respond(shared: &Arc<Shared>, req: &Request, client: Client) -> Response {
+    match (req.method.as_str(), req.path.as_str()) {
+        ("POST", "/api") => {
+            let (v, failure) = answer(shared, parse_request(&req.body), Sender { client, attached: None });
+            let status = failure.as_ref().map_or(200, |f| status_of(f.code));
+            Response::json(status, v.to_string()).retry(failure.and_then(|f| f.retry))
+        }
+        ("GET" | "HEAD", path) => match shared.clients.request(client) {
+            Err(f) => Response::error(&f),
+            Ok(()) => match FILES.iter().find(|(p, _, _)| *p == path) {
+                Some((_, kind, text)) => {
+                    Response { status: 200, kind, body: text.as_bytes().to_vec(), cache: "no-cache", retry: None }
+                }
+                None => Response::error(&fail("not_found", format!("nothing at {path}: the board is at /"))),
+            },
+        },
+        _ => Response::error(&fail("method_not_allowed", "use GET for the page and POST /api for requests")),
+    }
 }
 
 /// The parts of a parsed head the server uses, and the body's length.

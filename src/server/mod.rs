@@ -170,7 +170,14 @@ struct Shared {
     store: Option<Arc<dyn Store>>,
     /// Held while a stored session is brought back (one at a time).
     restoring: Mutex<()>,
+    /// The `games` reply, and the game files (with their times) it was
+    /// made from: every game is loaded to make it, so it is made again
+    /// only when a file changes.
+    games: Mutex<Option<(GameFiles, Value)>>,
 }
+
+/// The game files of a folder, each with when it last changed.
+type GameFiles = Vec<(PathBuf, Option<std::time::SystemTime>)>;
 
 /// A session as the server sees it: how to reach its thread, what the
 /// server knows of its use without asking it, and its creator's hold on
@@ -204,6 +211,26 @@ impl Life {
 const EVICTED_KEPT: usize = 1024;
 
 impl Shared {
+    /// Every game with its title, seats and options (the `games` reply).
+    fn games(&self) -> Value {
+        let dir = &self.config.games_dir;
+        let files: GameFiles = (crate::game::list_games(dir).into_iter())
+            .map(|p| {
+                let modified = std::fs::metadata(&p).and_then(|m| m.modified()).ok();
+                (p, modified)
+            })
+            .collect();
+        let mut cached = self.games.lock().unwrap_or_else(|p| p.into_inner());
+        match &*cached {
+            Some((made_from, reply)) if *made_from == files => reply.clone(),
+            _ => {
+                let reply = session::games(dir);
+                *cached = Some((files, reply.clone()));
+                reply
+            }
+        }
+    }
+
     fn sessions(&self) -> MutexGuard<'_, HashMap<u64, Entry>> {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -524,6 +551,7 @@ impl Server {
             evicted: Mutex::new(VecDeque::new()),
             store,
             restoring: Mutex::new(()),
+            games: Mutex::new(None),
         });
         Server { shared, tcp: None, http: None }
     }
@@ -579,6 +607,14 @@ impl Server {
             Value::Object(m) => answer(&self.shared, Ok(m), Sender { client: Client::Local, attached: None }).0,
             _ => error_reply(None, &fail("bad_request", "a request is a JSON object")),
         }
+    }
+
+    /// The replies a client sending `bytes` would get: as JSON lines over
+    /// TCP, or (`http`) as HTTP requests on one connection (event streams
+    /// aside). For fuzzing the transports without sockets.
+    #[doc(hidden)]
+    pub fn exchange(&self, bytes: &[u8], http: bool) -> Vec<u8> {
+        if http { http::exchange(&self.shared, bytes) } else { tcp::exchange(&self.shared, bytes) }
     }
 
     /// Setting this flag stops the server: no new connections, open ones
@@ -714,7 +750,7 @@ fn dispatch(shared: &Arc<Shared>, req: Map<String, Value>, from: Sender) -> Repl
             }
             Ok(reply)
         }
-        "games" => Ok(one("games", session::games(&shared.config.games_dir))),
+        "games" => Ok(one("games", shared.games())),
         op if SESSION_OPS.contains(&op) => {
             let id = session_id(&req, op)?;
             let (tx, life) = match session(shared, id) {

@@ -35,11 +35,8 @@ pub(super) fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: Socke
     // When the line being read began (or the connection opened, before
     // its first line).
     let mut begun: Option<Instant> = Some(Instant::now());
-    let max_line = shared.config.max_line;
-    let mut buf: Vec<u8> = Vec::new();
+    let mut lines = Lines::new(shared.config.max_line);
     let mut chunk = [0u8; 8192];
-    // Inside a line that was too long: skip to its end.
-    let mut skipping = false;
     let mut last = Instant::now();
     loop {
         if shared.stop.load(Ordering::SeqCst) {
@@ -66,8 +63,45 @@ pub(super) fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: Socke
             Err(_) => return,
         };
         last = Instant::now();
-        begun = begun.or(Some(last));
-        let mut data = &chunk[..got];
+        let mut gone = false;
+        let ended = lines.feed(&chunk[..got], &mut |line| {
+            let reply = match line {
+                Ok(line) => answer(&shared, parse_request(&line), Sender { client, attached: Some(&mut attached) }).0,
+                Err(f) => error_reply(None, &f),
+            };
+            gone = write_line(&mut stream, &reply).is_err();
+            !gone
+        });
+        if gone {
+            return;
+        }
+        // A line once begun must arrive whole within the handshake time.
+        begun = match (lines.partial(), ended) {
+            (false, _) => None,
+            (true, true) => Some(last),
+            (true, false) => begun.or(Some(last)),
+        };
+    }
+}
+
+/// What a connection sends, cut into request lines of at most `max` bytes;
+/// a longer line is an error, and what remains of it is skipped.
+struct Lines {
+    buf: Vec<u8>,
+    skipping: bool,
+    max: usize,
+}
+
+impl Lines {
+    fn new(max: usize) -> Lines {
+        Lines { buf: Vec::new(), skipping: false, max }
+    }
+
+    /// Takes `data`: each whole line that is not blank (or a too-long
+    /// line's error) goes to `each`, which says whether to go on. Whether
+    /// a line ended in `data`.
+    fn feed(&mut self, mut data: &[u8], each: &mut dyn FnMut(Result<Vec<u8>, Failure>) -> bool) -> bool {
+        let mut ended = false;
         while !data.is_empty() {
             let newline = data.iter().position(|&b| b == b'\n');
             let (part, rest) = match newline {
@@ -75,32 +109,50 @@ pub(super) fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: Socke
                 None => (data, &data[data.len()..]),
             };
             data = rest;
-            if !skipping {
-                buf.extend_from_slice(part);
-                if buf.len() > max_line {
-                    buf.clear();
-                    skipping = true;
-                    let f = fail("line_too_long", format!("a request line may have {max_line} bytes at most"));
-                    if write_line(&mut stream, &error_reply(None, &f)).is_err() {
-                        return;
+            if !self.skipping {
+                self.buf.extend_from_slice(part);
+                if self.buf.len() > self.max {
+                    self.buf.clear();
+                    self.skipping = true;
+                    let max = self.max;
+                    let f = fail("line_too_long", format!("a request line may have {max} bytes at most"));
+                    if !each(Err(f)) {
+                        return ended;
                     }
                 }
             }
             if newline.is_some() {
-                begun = (!data.is_empty()).then(Instant::now);
-                if !skipping {
-                    let line = std::mem::take(&mut buf);
-                    if line.iter().all(u8::is_ascii_whitespace) {
-                        continue;
-                    }
-                    let from = Sender { client, attached: Some(&mut attached) };
-                    let (reply, _) = answer(&shared, parse_request(&line), from);
-                    if write_line(&mut stream, &reply).is_err() {
-                        return;
-                    }
+                ended = true;
+                let line = std::mem::take(&mut self.buf);
+                let skipped = std::mem::replace(&mut self.skipping, false);
+                if !skipped && !line.iter().all(u8::is_ascii_whitespace) && !each(Ok(line)) {
+                    return ended;
                 }
-                skipping = false;
             }
         }
+        ended
     }
+
+    /// Whether a line is begun and not yet whole.
+    fn partial(&self) -> bool {
+        !self.buf.is_empty() || self.skipping
+    }
+}
+
+/// The replies to the lines in `bytes`, as a connection that sent them
+/// would get them: what the fuzzer drives.
+pub(super) fn exchange(shared: &Arc<Shared>, bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut attached = Attached::default();
+    Lines::new(shared.config.max_line).feed(bytes, &mut |line| {
+        let from = Sender { client: Client::Local, attached: Some(&mut attached) };
+        let reply = match line {
+            Ok(line) => answer(shared, parse_request(&line), from).0,
+            Err(f) => error_reply(None, &f),
+        };
+        out.extend(reply.to_string().bytes());
+        out.push(b'\n');
+        true
+    });
+    out
 }

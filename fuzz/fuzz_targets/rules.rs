@@ -1,0 +1,7 @@
+//! A `.rules` file: parsed, loaded, set up, its first moves listed.
+#![no_main]
+
+#[path = "common.rs"]
+mod common;
+
+libfuzzer_sys::fuzz_target!(|text: &str| common::game("fuzz.rules", text));
