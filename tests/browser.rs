@@ -4,7 +4,8 @@
 //! and seat 2's page holding none of seat 1's tiles; a Campo Bello jump
 //! with a removal; two browsers on one session seeing each other's moves;
 //! a GDL game (tic-tac-toe) clicked square by square to its end; a GDL-II
-//! game (Krieg tic-tac-toe) whose page never shows the other's marks.
+//! game (Krieg tic-tac-toe) whose page never shows the other's marks; a
+//! page that goes on after its server was killed and started again.
 //! Screenshots of the boards go to `target/screenshots/`. Without
 //! chromedriver the tests say they skipped, except under `CI=true`.
 
@@ -330,4 +331,54 @@ fn a_krieg_tictactoe_page_shows_only_what_its_seat_was_told() {
     let v = b.script("return window.tabulaView");
     assert!(!v["board"]["pieces"].as_array().unwrap().is_empty(), "the end shows the marks: {v}");
     b.screenshot(&shot("krieg-tictactoe"));
+}
+
+/// `tabula serve --http ADDR` on database `db`: the process, once it
+/// listens.
+fn serve_on(addr: std::net::SocketAddr, db: &Path) -> common::Process {
+    use std::io::BufRead;
+    let t = std::time::Instant::now();
+    loop {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tabula"))
+            .args(["serve", "--http", &addr.to_string(), "--db"])
+            .arg(db)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        err.read_line(&mut line).unwrap();
+        if line.contains("http://") {
+            std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+            return common::Process(child);
+        }
+        // The port is not free again yet.
+        let _ = child.wait();
+        assert!(t.elapsed().as_secs() < 30, "{line}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_page_reconnects_after_the_server_is_killed_and_started_again() {
+    let Some(b) = Browser::start() else { return };
+    let dir = std::env::temp_dir().join(format!("tabula-browser-restart-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let db = dir.join("games.db");
+    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let mut server = serve_on(addr, &db);
+    let g = ok(addr, json!({"op": "new", "game": "breakthrough", "options": {"rows": 5, "cols": 5}}));
+    b.go(&page(addr, &g, "black"));
+    b.wait("return window.tabulaView && window.tabulaView.ply === 0", "the page");
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let _server = serve_on(addr, &db);
+    // A move made elsewhere after the restart reaches the page open
+    // before it.
+    ok(addr, json!({"op": "play", "session": g["session"], "move": "b2-b3", "token": g["tokens"]["white"]}));
+    let v = b.wait("const v = window.tabulaView; return v && v.ply === 1 ? v : false", "the move after the restart");
+    assert_eq!(v["history"], json!(["b2-b3"]));
+    assert_eq!(v["to_move"], "black");
+    let _ = std::fs::remove_dir_all(&dir);
 }
