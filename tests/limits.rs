@@ -212,3 +212,21 @@ fn read_only_queries_cannot_write() {
     e.set_read_only(false);
     assert_eq!(value(&mut e, "assertz(x(7)), x(X)", "X"), "7");
 }
+
+#[test]
+fn a_directive_that_never_ends_is_a_load_error_not_a_hang() {
+    // Found by fuzzing the `.rules` loader: `:- nrev(T, R).` with `T`
+    // unbound makes ever longer lists, and loading never ended.
+    let mut e = Engine::new();
+    e.set_directive_time(Duration::from_millis(300));
+    let t = std::time::Instant::now();
+    let before = format!("{PROGRAM}after(1).\n");
+    let r = e.load("spin.pl", &format!("{before}:- grow([]).\n"));
+    assert!(t.elapsed() < Duration::from_secs(30));
+    let d = r.diagnostics.iter().find(|d| d.is_error()).expect("an error");
+    assert!(d.message.contains("directive `grow/1` did not finish within 0.3 s"), "{}", d.message);
+    assert_eq!(d.span.start, before.len(), "the directive is underlined");
+    // The clauses are loaded, and queries run without the limit.
+    assert_eq!(value(&mut e, "after(X)", "X"), "1");
+    assert_eq!(value(&mut e, "loop(3000000), X = done", "X"), "done");
+}

@@ -83,7 +83,14 @@ fn prelude() -> &'static syntax::Program {
 /// A logic-programming engine with its database.
 pub struct Engine {
     pub(crate) m: Machine,
+    /// Time a directive may take while a program loads, when the engine
+    /// has no limit of its own: one that never ends is an error in the
+    /// load report, not a hang.
+    directive_time: std::time::Duration,
 }
+
+/// [`Engine::set_directive_time`]'s default.
+pub const DIRECTIVE_TIME: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// What loading a program reported.
 #[derive(Debug, Default)]
@@ -179,10 +186,17 @@ impl Default for Engine {
 impl Engine {
     /// A new engine with the library loaded.
     pub fn new() -> Engine {
-        let mut e = Engine { m: Machine::new() };
+        let mut e = Engine { m: Machine::new(), directive_time: DIRECTIVE_TIME };
         let report = e.load_program("prelude", prelude(), true, false);
         debug_assert!(!report.has_errors(), "prelude: {:?}", report.diagnostics);
         e
+    }
+
+    /// Sets the time a directive may take while a program loads when the
+    /// engine's [`Limits`] set neither steps nor time (default
+    /// [`DIRECTIVE_TIME`]).
+    pub fn set_directive_time(&mut self, t: std::time::Duration) {
+        self.directive_time = t;
     }
 
     /// Seeds the random generator (`random/1`, `random_between/3`...).
@@ -437,9 +451,28 @@ impl Engine {
 
     fn run_directive(&mut self, goal: &Ast, span: Span, report: &mut LoadReport) {
         let text = format!("directive `{}`", short(goal));
-        match self.run_once(goal) {
+        let unbounded = self.m.limits.max_steps.is_none() && self.m.limits.timeout.is_none();
+        let saved = unbounded.then(|| self.m.limits.clone());
+        if let Some(l) = &saved {
+            self.set_limits(Limits { timeout: Some(self.directive_time), ..l.clone() });
+        }
+        let result = self.run_once(goal);
+        if let Some(l) = &saved {
+            self.set_limits(l.clone());
+        }
+        match result {
             Ok(true) => {}
             Ok(false) => report.diagnostics.push(Diagnostic::warning(span, format!("{text} failed"), "this directive")),
+            Err(QueryError::Limit { resource, .. }) if resource == "time" && saved.is_some() => {
+                report.diagnostics.push(Diagnostic::error(
+                    span,
+                    format!(
+                        "{text} did not finish within {} s: a directive that runs longer is taken for one that never ends",
+                        self.directive_time.as_secs_f64()
+                    ),
+                    "this directive",
+                ))
+            }
             Err(e) => report.diagnostics.push(Diagnostic::error(
                 span,
                 format!("{text} raised an error: {e}"),
