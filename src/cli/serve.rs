@@ -231,11 +231,9 @@ pub fn run(a: ServeArgs) -> Result<i32, CliError> {
     }
     match (&db, restored) {
         (Some(db), Some(r)) => {
-            eprintln!(
-                "tabula serve: keeping the games in {}; {} games in play brought back",
-                db.display(),
-                r.sessions.len()
-            );
+            let n = r.sessions.len();
+            let games = if n == 1 { "game" } else { "games" };
+            eprintln!("tabula serve: keeping the games in {}; {n} {games} in play brought back", db.display());
             for (id, why) in r.failed {
                 eprintln!("tabula serve: warning: session {id} not brought back: {why}");
             }

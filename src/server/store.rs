@@ -352,7 +352,9 @@ fn describe(path: &Path, e: &rusqlite::Error) -> String {
     let at = path.display();
     match e.sqlite_error_code() {
         Some(C::DatabaseBusy | C::DatabaseLocked) => {
-            format!("{at} is in use by another process (another tabula serve?): one server per database")
+            format!(
+                "{at} is in use by another process (another tabula serve?): one server per database; give this one another --db, or --no-db"
+            )
         }
         Some(C::ReadOnly) => format!("{at} cannot be written ({e}): give the server a database it may write"),
         Some(C::DiskFull) => format!("{at}: the disk is full ({e})"),
