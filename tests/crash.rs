@@ -293,32 +293,24 @@ fn a_database_from_a_newer_version_or_damaged_is_refused_at_start() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Whether this process may mount file systems (root, in CI).
-fn can_mount() -> bool {
-    let probe = temp_dir("probe");
-    let ok = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
-        .arg(&probe)
-        .status()
-        .is_ok_and(|s| s.success());
-    if ok {
-        let _ = Command::new("umount").arg(&probe).status();
-    }
-    let _ = std::fs::remove_dir_all(&probe);
-    ok
-}
-
-/// A tmpfs of `size` at a new folder, unmounted when dropped.
+/// A tmpfs at a new folder, unmounted when dropped.
 struct Mount(PathBuf);
 
 impl Mount {
-    fn new(name: &str, size: &str) -> Mount {
-        let dir = temp_dir(name);
-        let opts = format!("size={size}");
-        assert!(
-            Command::new("mount").args(["-t", "tmpfs", "-o", &opts, "tmpfs"]).arg(&dir).status().unwrap().success()
-        );
-        Mount(dir)
+    /// A tmpfs of `size`, or `None` when this process may not mount file
+    /// systems (it is not root; CI is).
+    fn new(name: &str, size: &str) -> Option<Mount> {
+        let m = Mount(temp_dir(name));
+        m.mount(&["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).then_some(m)
+    }
+
+    /// `mount ARGS DIR`: whether it succeeded.
+    fn mount(&self, args: &[&str]) -> bool {
+        Command::new("mount").args(args).arg(&self.0).status().is_ok_and(|s| s.success())
+    }
+
+    fn remount(&self, options: &str) {
+        assert!(self.mount(&["-o", &format!("remount,{options}")]), "remount,{options}");
     }
 }
 
@@ -331,17 +323,16 @@ impl Drop for Mount {
 
 #[test]
 fn a_read_only_database_is_refused_at_start() {
-    if !can_mount() {
+    let Some(m) = Mount::new("ro", "4m") else {
         eprintln!("skipped: mounting a read-only file system needs root (CI runs it)");
         return;
-    }
-    let m = Mount::new("ro", "4m");
+    };
     let db = m.0.join("games.db");
     let (id, played) = one_game(&db);
-    assert!(Command::new("mount").args(["-o", "remount,ro"]).arg(&m.0).status().unwrap().success());
+    m.remount("ro");
     let said = refused(&db);
     assert!(said.contains("cannot be written") || said.contains("cannot open"), "{said}");
-    assert!(Command::new("mount").args(["-o", "remount,rw"]).arg(&m.0).status().unwrap().success());
+    m.remount("rw");
     // Nothing was lost meanwhile.
     let log = Arc::new(Mutex::new(String::new()));
     let (_server, tcp, _) = start(&db, &log).unwrap();
@@ -351,11 +342,10 @@ fn a_read_only_database_is_refused_at_start() {
 
 #[test]
 fn on_a_full_disk_a_move_is_refused_and_no_acknowledged_move_is_lost() {
-    if !can_mount() {
+    let Some(m) = Mount::new("full", "192k") else {
         eprintln!("skipped: a small file system for a full disk needs root to mount (CI runs it)");
         return;
-    }
-    let m = Mount::new("full", "192k");
+    };
     let db = m.0.join("games.db");
     let log = Arc::new(Mutex::new(String::new()));
     let (server, tcp, _) = start(&db, &log).unwrap();
@@ -390,7 +380,7 @@ fn on_a_full_disk_a_move_is_refused_and_no_acknowledged_move_is_lost() {
     drop(server);
     // On the same full disk, the server starts again (or says why), and
     // once there is room every acknowledged move is there.
-    assert!(Command::new("mount").args(["-o", "remount,size=8m"]).arg(&m.0).status().unwrap().success());
+    m.remount("size=8m");
     let (_server, tcp, _) = start(&db, &log).unwrap();
     for (id, ply, mv) in &acked {
         let h = request(tcp, false, &json!({"op": "history", "session": id})).unwrap();
