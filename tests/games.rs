@@ -299,7 +299,8 @@ fn a_full_random_game_ends_with_a_winner() {
 
 /// Each game's integer actions: how many, and the first and last, so that
 /// a change to a numbering (which agents trained on it depend on) shows
-/// here. Every legal move of the start has an action that gives it back.
+/// here. Every legal move of the start has an action that gives it back
+/// (or, in a game played by clicks, click actions no other move has).
 #[test]
 fn integer_actions_are_stable() {
     let mut t = String::new();
@@ -307,7 +308,24 @@ fn integer_actions_are_stable() {
         let (mut game, _) = tabula::loader::load(&path).unwrap();
         let o = game.options_term(&[]).unwrap();
         let Some(space) = game.action_space(&o).unwrap() else {
-            t.push_str(&format!("{}: none\n", game.name));
+            // Played by clicks: every legal move of the start has click
+            // actions of its own.
+            let Some(clicks) = game.click_space(&o).unwrap() else {
+                t.push_str(&format!("{}: none\n", game.name));
+                continue;
+            };
+            let s = game.initial_state(&o, 0).unwrap();
+            let moves: Vec<_> = game.legal_moves(&s).unwrap().into_iter().map(|m| m.mv).collect();
+            let made = game.click_actions(&clicks, &s, &moves).unwrap();
+            let (fewest, most) = (made.iter().map(Vec::len).min().unwrap(), made.iter().map(Vec::len).max().unwrap());
+            let targets = clicks.targets();
+            t.push_str(&format!(
+                "{}: {} click actions, {} .. {} and the end; the first moves take {fewest} to {most} clicks\n",
+                game.name,
+                clicks.len(),
+                targets[0],
+                targets[targets.len() - 1]
+            ));
             continue;
         };
         let text = |g: &mut Game, i: usize| {

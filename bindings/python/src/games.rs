@@ -5,11 +5,10 @@ use crate::errors::OrRaise;
 use crate::state::State;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use tabula::engine::Tmpl;
-use tabula::game::{self, ActionSpace, GameError, Observer};
+use tabula::game::{self, ActionSpace, ClickSpace, GameError, Observer};
 
 include!(concat!(env!("OUT_DIR"), "/games.rs"));
 
@@ -39,27 +38,11 @@ impl Actions {
     }
 }
 
-/// Click actions: action *i* clicks target *i* (a site of the board, as
-/// `writeq/1` writes it); the last action ends a move whose clicks could
-/// also go on.
-pub struct Clicks {
-    pub targets: Vec<String>,
-    pub index: HashMap<String, usize>,
-}
+/// Click actions: the game layer's [`ClickSpace`].
+pub type Clicks = ClickSpace;
 
 /// The most clicks of a move an observation shows.
 pub const MAX_CLICKS: usize = 8;
-
-impl Clicks {
-    /// The action that ends a move.
-    pub fn end(&self) -> usize {
-        self.targets.len()
-    }
-
-    pub fn len(&self) -> usize {
-        self.targets.len() + 1
-    }
-}
 
 /// The action space, with each move's notation when the rules list the
 /// moves.
@@ -93,26 +76,15 @@ impl Engine {
         if let Some(n) = self.numbered()? {
             return Ok(Actions::Moves(n));
         }
-        if !(self.game.has("move_clicks", 3) && self.game.has_view()) {
-            return Err(GameError::Rules(format!(
+        match self.game.click_space(&self.options)? {
+            Some(clicks) => Ok(Actions::Clicks(Arc::new(clicks))),
+            None => Err(GameError::Rules(format!(
                 "{} does not number its moves: integer actions (OpenSpiel, PettingZoo) need \
                  action_space(Options, Moves), or action_count(Options, N) with action(Options, Move, Index), \
                  in its rules (for a GDL game, an `input` relation), or move_clicks/3 and view/3 to play by clicks",
                 self.game.name
-            )));
+            ))),
         }
-        let start = self.game.initial_state(&self.options, 0)?;
-        let mut targets: Vec<String> = Vec::new();
-        let mut index = HashMap::new();
-        for viewer in self.players.clone().iter().map(String::as_str).chain(["spectator"]) {
-            for site in self.game.view(&start, viewer)?.map(|v| v.sites).unwrap_or_default() {
-                if !index.contains_key(&site.id) {
-                    index.insert(site.id.clone(), targets.len());
-                    targets.push(site.id);
-                }
-            }
-        }
-        Ok(Actions::Clicks(Arc::new(Clicks { targets, index })))
     }
 
     /// How observations are made, found on first use.
@@ -172,7 +144,7 @@ impl Core {
         let n = match self.actions(py)? {
             Actions::Moves(n) => n,
             Actions::Clicks(c) => {
-                return match c.targets.get(action) {
+                return match c.targets().get(action) {
                     Some(t) => Ok(format!("click {t}")),
                     None if action == c.end() => Ok("end".to_string()),
                     None => Err(pyo3::exceptions::PyIndexError::new_err(format!(
@@ -479,7 +451,7 @@ impl Game {
     fn observation_size(&self, py: Python<'_>) -> PyResult<usize> {
         let o = self.core.with(py, |e| e.observer()).or_raise()?;
         let clicks = match self.core.actions(py) {
-            Ok(Actions::Clicks(c)) => MAX_CLICKS * c.targets.len(),
+            Ok(Actions::Clicks(c)) => MAX_CLICKS * c.targets().len(),
             _ => 0,
         };
         Ok(clicks

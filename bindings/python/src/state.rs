@@ -122,35 +122,7 @@ impl State {
         if self.known.clicks.is_none() {
             self.moves(py)?;
             let (s, moves) = (self.play.state(), self.known.moves.as_ref().expect("listed"));
-            let clicks = self
-                .core
-                .with(py, |e| -> Result<_, GameError> {
-                    let mut out = Vec::with_capacity(moves.len());
-                    for m in moves {
-                        let cs = e.game.move_clicks(s, m)?.unwrap_or_default();
-                        let mut ids = Vec::with_capacity(cs.len());
-                        for c in cs {
-                            let Some(&i) = targets.index.get(&c) else {
-                                let t = e.game.notation(s, m)?;
-                                return Err(GameError::Rules(format!(
-                                    "move_clicks/3 of {t}: {c} is not a site of the start position's board, \
-                                     so it has no click action"
-                                )));
-                            };
-                            ids.push(i);
-                        }
-                        out.push(ids);
-                    }
-                    let mut sorted = out.clone();
-                    sorted.sort();
-                    if sorted.windows(2).any(|w| w[0] == w[1]) {
-                        return Err(GameError::Rules(
-                            "two legal moves are clicked alike (move_clicks/3): clicks cannot tell them apart".into(),
-                        ));
-                    }
-                    Ok(out)
-                })
-                .or_raise()?;
+            let clicks = self.core.with(py, |e| e.game.click_actions(targets, s, moves)).or_raise()?;
             self.known.clicks = Some(clicks);
         }
         Ok(self.known.clicks.as_ref().expect("just set"))
@@ -603,7 +575,7 @@ impl State {
             })
             .or_raise()?;
         if let Ok(Actions::Clicks(c)) = self.core.actions(py) {
-            let n = c.targets.len();
+            let n = c.targets().len();
             let base = numbers.len();
             numbers.resize(base + MAX_CLICKS * n, 0.0);
             if self.known.mover.as_deref() == Some(viewer) {
@@ -627,7 +599,7 @@ impl State {
             && self.known.mover.as_deref() == Some(viewer)
             && let Ok(Actions::Clicks(c)) = self.core.actions(py)
         {
-            let clicked: Vec<&str> = self.clicked.iter().map(|&t| c.targets[t].as_str()).collect();
+            let clicked: Vec<&str> = self.clicked.iter().map(|&t| c.targets()[t].as_str()).collect();
             text.push_str(&format!("\nclicked: {}", clicked.join(" ")));
         }
         Ok(text)

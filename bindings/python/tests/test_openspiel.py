@@ -28,7 +28,18 @@ GAMES = [
     ("krieg-tictactoe", {}),
     ("kuhn-poker", {}),
     ("pig", {}),
+    # Played by clicks: a draughts move is a click per square the piece
+    # visits (one per jump), an Amazons move three.
+    ("draughts", {}),
+    ("draughts", dict(variant="english")),
+    ("amazons", dict(size=6)),
+    ("amazons", {}),
 ]
+
+
+def ident(name, options):
+    """A test's name: the game's, with its short option values."""
+    return "-".join([name] + [str(v) for v in options.values() if len(str(v)) <= 12])
 
 _names = {}
 
@@ -41,7 +52,7 @@ def registered(name, **options):
     return pyspiel.load_game(_names[name], options)
 
 
-@pytest.mark.parametrize("name,options", GAMES, ids=[g for g, _ in GAMES])
+@pytest.mark.parametrize("name,options", GAMES, ids=[ident(g, o) for g, o in GAMES])
 def test_random_sim_test_passes(name, options):
     game = registered(name, **options)
     pyspiel.random_sim_test(game, num_sims=3, serialize=True, verbose=False)

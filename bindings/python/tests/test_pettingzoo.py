@@ -26,11 +26,22 @@ GAMES = [
     ("krieg-tictactoe", {}),
     ("kuhn-poker", {}),
     ("pig", {}),
+    # Played by clicks (one per square a draughts piece visits, three an
+    # Amazons move).
+    ("draughts", {}),
+    ("draughts", dict(variant="english")),
+    ("amazons", dict(size=6)),
+    ("amazons", {}),
 ]
 
 
+def ident(name, options):
+    """A test's name: the game's, with its short option values."""
+    return "-".join([name] + [str(v) for v in options.values() if len(str(v)) <= 12])
+
+
 @pytest.mark.filterwarnings("ignore::UserWarning")
-@pytest.mark.parametrize("name,options", GAMES, ids=[g for g, _ in GAMES])
+@pytest.mark.parametrize("name,options", GAMES, ids=[ident(g, o) for g, o in GAMES])
 def test_api_and_seed_tests_pass(name, options):
     api_test(tpz.env(name, **options), num_cycles=100, verbose_progress=False)
     seed_test(lambda: tpz.env(name, **options), num_cycles=30)

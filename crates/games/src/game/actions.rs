@@ -9,10 +9,17 @@
 //!   turns a move into its index and an index into its move, for a game
 //!   whose moves are too many to list (Domin-Up places 36 tiles anywhere
 //!   on an unbounded table).
+//!
+//! A game that does neither but says how a person clicks a move
+//! (`move_clicks/3`, with `view/3`) is played by click actions instead
+//! ([`ClickSpace`]): one action per site clicked, so a move is several
+//! actions, as OpenSpiel's Amazons is three (the amazon, its square, the
+//! arrow) and its checkers one per jump.
 
 use super::{Game, GameError, Move, State};
 use crate::engine::host::{FastMap, hash_cells};
 use crate::engine::{Arg, Cell, Tmpl, Value};
+use std::collections::HashMap;
 
 /// The end of a chain of actions.
 const NONE: u32 = u32::MAX;
@@ -234,5 +241,107 @@ impl Game {
                 }
             }
         }
+    }
+}
+
+/// Click actions: action *i* clicks target *i* (a site of the start
+/// position's board, as the views of every seat and of a spectator list
+/// them), and the last action ends a move whose clicks could also go on.
+/// A move is made by the clicks `move_clicks/3` gives it, one action each.
+#[derive(Clone, Debug)]
+pub struct ClickSpace {
+    targets: Vec<String>,
+    index: HashMap<String, usize>,
+}
+
+impl ClickSpace {
+    /// The sites that can be clicked, in action order.
+    pub fn targets(&self) -> &[String] {
+        &self.targets
+    }
+
+    /// The action that clicks site `id`.
+    pub fn target(&self, id: &str) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
+    /// The action that ends a move.
+    pub fn end(&self) -> usize {
+        self.targets.len()
+    }
+
+    /// How many actions there are: the targets and the end.
+    pub fn len(&self) -> usize {
+        self.targets.len() + 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+impl Game {
+    /// Whether the rules say how a move is clicked on a board they draw.
+    pub fn has_click_space(&self) -> bool {
+        self.has("move_clicks", 3) && self.has_view()
+    }
+
+    /// The click actions of the game with these options (its sites in
+    /// the start position dealt with seed 0); `None` where the rules do
+    /// not say how a move is clicked.
+    pub fn click_space(&mut self, options: &Tmpl) -> Result<Option<ClickSpace>, GameError> {
+        if !self.has_click_space() {
+            return Ok(None);
+        }
+        let players = self.players(options)?;
+        let start = self.initial_state(options, 0)?;
+        let mut targets: Vec<String> = Vec::new();
+        let mut index = HashMap::new();
+        for viewer in players.iter().map(String::as_str).chain(["spectator"]) {
+            for site in self.view(&start, viewer)?.map(|v| v.sites).unwrap_or_default() {
+                if !index.contains_key(&site.id) {
+                    index.insert(site.id.clone(), targets.len());
+                    targets.push(site.id);
+                }
+            }
+        }
+        Ok(Some(ClickSpace { targets, index }))
+    }
+
+    /// Each of `moves` (the legal moves of `s`) as its click actions. An
+    /// error if a move clicks what is no target, or two moves are clicked
+    /// alike (clicks could not tell them apart).
+    pub fn click_actions(
+        &mut self,
+        space: &ClickSpace,
+        s: &State,
+        moves: &[Move],
+    ) -> Result<Vec<Vec<usize>>, GameError> {
+        let mut out = Vec::with_capacity(moves.len());
+        for m in moves {
+            let Some(clicks) = self.move_clicks(s, m)? else {
+                return Err(GameError::Rules("the rules have no move_clicks/3".into()));
+            };
+            let mut ids = Vec::with_capacity(clicks.len());
+            for c in clicks {
+                let Some(i) = space.target(&c) else {
+                    let t = self.notation(s, m)?;
+                    return Err(GameError::Rules(format!(
+                        "move_clicks/3 of {t}: {c} is not a site of the start position's board, so it has no click action"
+                    )));
+                };
+                ids.push(i);
+            }
+            out.push(ids);
+        }
+        let mut order: Vec<usize> = (0..out.len()).collect();
+        order.sort_by(|&a, &b| out[a].cmp(&out[b]));
+        if let Some(w) = order.windows(2).find(|w| out[w[0]] == out[w[1]]) {
+            let (a, b) = (self.notation(s, &moves[w[0]])?, self.notation(s, &moves[w[1]])?);
+            return Err(GameError::Rules(format!(
+                "the legal moves {a} and {b} are clicked alike (move_clicks/3): click actions cannot tell them apart"
+            )));
+        }
+        Ok(out)
     }
 }

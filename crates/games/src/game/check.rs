@@ -3,7 +3,7 @@
 //! once each, views, clicks, integer actions, observations, the network
 //! against the translation), and what the games were like ([`Played`]).
 
-use super::{ActionSpace, Allowed, Game, GameError, LegalMove, Observer, Outcome, PlayoutEnd, State, Walk};
+use super::{ActionSpace, Allowed, Game, GameError, LegalMove, Move, Observer, Outcome, PlayoutEnd, State, Walk};
 use crate::engine::{Arg, Engine, Tmpl, Value};
 use std::collections::HashSet;
 use std::fmt;
@@ -370,6 +370,16 @@ impl Game {
             report(e.to_string(), 0, 0);
             None
         });
+        // A game that does not number its moves is played by clicks where
+        // its rules say how a move is clicked: every legal move must then
+        // have click actions of its own.
+        let clicks = match &space {
+            Some(_) => None,
+            None => self.click_space(options).unwrap_or_else(|e| {
+                report(format!("click actions: {e}"), 0, 0);
+                None
+            }),
+        };
         // Observations are checked where the game has them (its own
         // observation/3, or a view/3 with fixed sites).
         let observer = match self.observer(options, seed) {
@@ -452,6 +462,16 @@ impl Game {
                     && let Some(p) = self.action_problem(space, options, &state, ply, &legal)
                 {
                     report(p, g, ply);
+                }
+                // (A click off the board is reported as such already.)
+                if let Some(cs) = &clicks
+                    && !["click actions", "click", "clicks"].iter().any(|k| view_kinds.contains(k))
+                {
+                    let moves: Vec<Move> = legal.iter().map(|m| m.mv.clone()).collect();
+                    if let Err(e) = self.click_actions(cs, &state, &moves) {
+                        view_kinds.insert("click actions");
+                        report(e.to_string(), g, ply);
+                    }
                 }
                 if let Some(observer) = &observer
                     && let Some(p) = self.observation_problem(observer, &state, &players)

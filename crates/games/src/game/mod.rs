@@ -19,7 +19,7 @@ pub mod view;
 use crate::engine::Cell;
 use crate::engine::{Arg, Engine, QueryError, Tmpl, Value};
 use crate::syntax::render;
-pub use actions::ActionSpace;
+pub use actions::{ActionSpace, ClickSpace};
 pub use check::Played;
 pub use observe::Observer;
 pub use play::{Play, Shown, Step};
