@@ -287,7 +287,7 @@ fn selfplay_in_shards_writes_the_positions_of_the_whole_run() {
     // Each shard's files, as NumPy reads them: a header, then the rows.
     let mut rows = 0;
     for prefix in ["shard-0-of-1", "shard-0-of-2", "shard-1-of-2"] {
-        for name in ["observations", "masks", "policies", "returns", "seats", "games", "plies"] {
+        for name in ["observations", "masks", "policies", "returns", "values", "seats", "games", "plies"] {
             let bytes = std::fs::read(out.join(format!("{prefix}-{name}.npy"))).unwrap();
             assert_eq!(&bytes[..6], b"\x93NUMPY");
             let header = String::from_utf8_lossy(&bytes[10..10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize])

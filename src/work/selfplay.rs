@@ -2,8 +2,11 @@
 //! learning. For each move of each game: the mover's observation, the
 //! legal actions (a mask), the search's visit distribution over the
 //! actions (the chosen move alone for controllers that do not search by
-//! visits), and the mover's return at the end of the game (1 to the
-//! winner, -1/(n-1) to the others, 0 on a draw or a game cut off).
+//! visits), the mover's return at the end of the game (1 to the
+//! winner, -1/(n-1) to the others, 0 on a draw or a game cut off), and
+//! the return the search expected of the move it chose (on the same
+//! scale; the final return where the controller estimates none): a value
+//! target with far less noise than one game's result.
 //!
 //! Game `g` is seeded with seed + g as in a match, so self-play splits
 //! into shards like any job; each shard writes its positions as NumPy
@@ -30,6 +33,9 @@ pub struct Positions {
     pub masks: Vec<u8>,
     pub policies: Vec<f32>,
     pub returns: Vec<f32>,
+    /// The search's expected return (`NaN` until the game's end fills in
+    /// the final return for a controller that estimates none).
+    pub values: Vec<f32>,
     /// The mover's seat, the game's number, the ply.
     pub seats: Vec<u8>,
     pub games: Vec<u32>,
@@ -50,6 +56,7 @@ impl Positions {
         self.masks.append(&mut more.masks);
         self.policies.append(&mut more.policies);
         self.returns.append(&mut more.returns);
+        self.values.append(&mut more.values);
         self.seats.append(&mut more.seats);
         self.games.append(&mut more.games);
         self.plies.append(&mut more.plies);
@@ -65,6 +72,7 @@ impl Positions {
             ("masks", npy("|u1", &[n, self.actions], &self.masks)),
             ("policies", npy("<f4", &[n, self.actions], &f32s(&self.policies))),
             ("returns", npy("<f4", &[n], &f32s(&self.returns))),
+            ("values", npy("<f4", &[n], &f32s(&self.values))),
             ("seats", npy("|u1", &[n], &self.seats)),
             ("games", npy("<u4", &[n], &u32s(&self.games))),
             ("plies", npy("<u4", &[n], &u32s(&self.plies))),
@@ -168,6 +176,12 @@ fn play(
         } else {
             turn.chosen
         };
+        // The reward in [0, 1] on the returns' scale: 1 stays 1, 0 becomes
+        // -1/(n-1), a draw's 1/n becomes 0.
+        let value = turn.choice.value.map_or(f32::NAN, |r| {
+            if n > 1 { ((r * n as f64 - 1.0) / (n - 1) as f64) as f32 } else { (2.0 * r - 1.0) as f32 }
+        });
+        pos.values.push(value);
         pos.masks.extend(mask);
         pos.policies.extend(policy);
         pos.seats.push(turn.seat as u8);
@@ -187,6 +201,11 @@ fn play(
             _ => 0.0,
         })
         .collect();
+    for (v, r) in pos.values.iter_mut().zip(&pos.returns) {
+        if v.is_nan() {
+            *v = *r;
+        }
+    }
     Ok((pos, played))
 }
 

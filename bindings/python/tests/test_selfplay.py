@@ -43,6 +43,10 @@ def test_positions_are_what_a_learner_needs(tmp_path):
     # Breakthrough has a winner: each mover's return is 1 or -1, and the
     # two seats of a game get opposite returns.
     assert set(np.unique(data["returns"])) == {-1.0, 1.0}
+    # What the search expected: a return in [-1, 1] for every position,
+    # and on the whole higher for the side that went on to win.
+    assert data["values"].shape == (n,) and np.all(np.abs(data["values"]) <= 1.0)
+    assert data["values"][data["returns"] > 0].mean() > data["values"][data["returns"] < 0].mean()
     assert sorted(set(data["games"].tolist())) == list(range(6))
     assert report["games"] == 6
     # The masks are the legal actions of the positions: replay game 0.

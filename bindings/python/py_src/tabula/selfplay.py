@@ -7,6 +7,9 @@ tabula.cluster selfplay``): one set of NumPy ``.npy`` files per shard,
 ``policies``      float32 (positions, actions): the search's visits, summing to 1
 ``returns``       float32 (positions,): the mover's return at the end
                   (1 win, -1/(players-1) loss, 0 draw)
+``values``        float32 (positions,): the return the search expected of
+                  the move it chose, on the same scale (the final return
+                  for a controller that estimates none)
 ``seats``         uint8 (positions,): the mover's seat
 ``games``         uint32 (positions,): the game's number in the run
 ``plies``         uint32 (positions,): the ply in the game
@@ -23,7 +26,7 @@ import re
 __all__ = ["ARRAYS", "load"]
 
 #: The arrays of each shard.
-ARRAYS = ("observations", "masks", "policies", "returns", "seats", "games", "plies")
+ARRAYS = ("observations", "masks", "policies", "returns", "values", "seats", "games", "plies")
 
 _NAME = re.compile(r"^shard-(\d+)-of-(\d+)-(\w+)\.npy$")
 

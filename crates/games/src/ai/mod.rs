@@ -1,7 +1,9 @@
 //! Computer players over the game layer, for every game: `random`,
 //! `greedy` (best `value/3` after one move), `minimax[:DEPTH]` (alpha-beta,
 //! paranoid for more than two players, iterative deepening, transposition
-//! table), `mcts[:PLAYOUTS]` (UCT with random playouts, per-player rewards)
+//! table), `mcts[:ITERATIONS]` (UCT, per-player rewards: guided by
+//! `value/3` where the rules define it and nothing is hidden, else with
+//! random playouts), `uct[:PLAYOUTS]` (UCT with random playouts always)
 //! and `rules[:LEVEL]` (the game's own `choose_move/3`).
 //!
 //! Every decision is seeded: the same seed (and thread count) gives the
@@ -28,9 +30,12 @@ pub enum Kind {
     /// Search depth (default [`DEFAULT_DEPTH`], or as deep as time allows
     /// under `--think`).
     Minimax(Option<u32>),
-    /// Playouts per move (default [`DEFAULT_PLAYOUTS`], or as many as time
-    /// allows under `--think`).
+    /// Iterations per move (default [`DEFAULT_PLAYOUTS`], or as many as
+    /// time allows under `--think`): guided by `value/3` where the game
+    /// has it and hides nothing, else as `Uct`.
     Mcts(Option<u32>),
+    /// Plain UCT: random playouts per move, whatever the game defines.
+    Uct(Option<u32>),
     /// The level passed to `choose_move/3`.
     Rules(i64),
 }
@@ -58,12 +63,14 @@ impl fmt::Display for Controller {
             Kind::Minimax(Some(d)) => write!(f, "minimax:{d}"),
             Kind::Mcts(None) => write!(f, "mcts"),
             Kind::Mcts(Some(n)) => write!(f, "mcts:{n}"),
+            Kind::Uct(None) => write!(f, "uct"),
+            Kind::Uct(Some(n)) => write!(f, "uct:{n}"),
             Kind::Rules(l) => write!(f, "rules:{l}"),
         }
     }
 }
 
-const CONTROLLERS: &str = "human, random, greedy, minimax[:DEPTH], mcts[:PLAYOUTS] or rules[:LEVEL]";
+const CONTROLLERS: &str = "human, random, greedy, minimax[:DEPTH], mcts[:ITERATIONS], uct[:PLAYOUTS] or rules[:LEVEL]";
 
 impl Controller {
     /// Whether this controller can play `game`: the `rules` controller
@@ -96,7 +103,9 @@ impl Controller {
             ("minimax", None) => Kind::Minimax(None),
             ("minimax", Some(d)) => Kind::Minimax(Some(number("DEPTH", d)?)),
             ("mcts", None) => Kind::Mcts(None),
-            ("mcts", Some(n)) => Kind::Mcts(Some(number("PLAYOUTS", n)?)),
+            ("mcts", Some(n)) => Kind::Mcts(Some(number("ITERATIONS", n)?)),
+            ("uct", None) => Kind::Uct(None),
+            ("uct", Some(n)) => Kind::Uct(Some(number("PLAYOUTS", n)?)),
             ("rules", None) => Kind::Rules(1),
             ("rules", Some(l)) => {
                 Kind::Rules(l.parse().map_err(|_| format!("rules:LEVEL needs a whole number, not `{l}`"))?)
@@ -110,7 +119,7 @@ impl Controller {
         }
         // A search given no size is bounded by time.
         let think = match kind {
-            Kind::Minimax(None) | Kind::Mcts(None) => think.or(Some(DEFAULT_THINK)),
+            Kind::Minimax(None) | Kind::Mcts(None) | Kind::Uct(None) => think.or(Some(DEFAULT_THINK)),
             _ => think,
         };
         Ok(Controller { kind, think })
@@ -125,7 +134,7 @@ impl Controller {
     /// Whether this controller looks ahead (a search, or the game's own
     /// player), so that its move is worth giving as a hint.
     pub fn looks_ahead(&self) -> bool {
-        matches!(self.kind, Kind::Minimax(_) | Kind::Mcts(_) | Kind::Rules(_))
+        matches!(self.kind, Kind::Minimax(_) | Kind::Mcts(_) | Kind::Uct(_) | Kind::Rules(_))
     }
 
     pub fn strength(&self) -> (u32, u64) {
@@ -136,7 +145,8 @@ impl Controller {
             Kind::Greedy => (2, 0),
             Kind::Rules(l) => (3, l.max(0) as u64),
             Kind::Minimax(d) => (4, budget.max(d.unwrap_or(DEFAULT_DEPTH) as u64)),
-            Kind::Mcts(n) => (5, budget.max(n.unwrap_or(DEFAULT_PLAYOUTS) as u64)),
+            Kind::Uct(n) => (5, budget.max(n.unwrap_or(DEFAULT_PLAYOUTS) as u64)),
+            Kind::Mcts(n) => (6, budget.max(n.unwrap_or(DEFAULT_PLAYOUTS) as u64)),
         }
     }
 }
@@ -150,12 +160,16 @@ pub struct Choice {
     /// The visits of each move at the root, for a search that counts them
     /// (`mcts`); empty otherwise.
     pub visits: Vec<(Move, f64)>,
+    /// What the search expects the chosen move to bring the mover, as a
+    /// reward in [0, 1] (a win 1, a loss 0), for a search that estimates
+    /// it (`mcts`); `None` otherwise.
+    pub value: Option<f64>,
 }
 
 impl Choice {
     /// A choice with no visit counts.
     pub fn plain(mv: Move, info: String) -> Choice {
-        Choice { mv, info, visits: Vec::new() }
+        Choice { mv, info, visits: Vec::new(), value: None }
     }
 }
 
@@ -248,13 +262,15 @@ pub fn choose(
             Choice::plain(game.choose_move(&sample, *level)?, format!("choose_move/3 at level {level}"))
         }
         Kind::Minimax(depth) => minimax::choose(game, state, &mover, *depth, clock, &mut rng)?,
-        Kind::Mcts(playouts) => {
-            let budget = match (playouts, ctl.think) {
+        Kind::Mcts(n) | Kind::Uct(n) => {
+            let budget = match (n, ctl.think) {
                 (Some(n), _) => *n,
                 (None, Some(_)) => u32::MAX,
                 (None, None) => DEFAULT_PLAYOUTS,
             };
-            mcts::choose(game, players, state, &mover, budget, clock, rng.r#gen(), threads)?
+            let guided = matches!(ctl.kind, Kind::Mcts(_)) && mcts::guided(game);
+            let search = mcts::Search { budget, guided, threads };
+            mcts::choose(game, players, state, &mover, search, clock, rng.r#gen())?
         }
     };
     Ok(Choice { info: format!("{}, {:.2} s", choice.info, clock.elapsed()), ..choice })
