@@ -22,7 +22,7 @@ The loop of AlphaZero, small:
 Run it (``pip install "tabula[openspiel,cluster,learn]"``: OpenSpiel, Ray,
 JAX, Optax and Matplotlib)::
 
-    python learn_connect4.py --games 300 --epochs 60 --plot curve.svg
+    python learn_connect4.py --games 200 --epochs 40 --plot curve.svg
 
 It prints the learning curve and the results, and with ``--json`` writes
 them as one JSON document.
@@ -50,7 +50,8 @@ GAME = "connect4"
 def self_play(games: int, iterations: int, seed: int, out: str) -> dict:
     """Plays `games` games between `mcts:ITERATIONS` players and loads
     what they wrote."""
-    argv = ["selfplay", GAME, "--games", str(games), "--seat", f"mcts:{iterations}", "--seed", str(seed), "--out", out]
+    seat = f"mcts:{iterations}"
+    argv = ["selfplay", GAME, "--games", str(games), "--seat", seat, "--seat", seat, "--seed", str(seed), "--out", out]
     tabula.cluster.run(argv)
     return tabula.selfplay.load(out)
 
@@ -117,7 +118,7 @@ def train(data: dict, epochs: int, seed: int, hidden: int = 128):
     @jax.jit
     def step(params, opt_state, batch):
         (total, parts), grads = jax.value_and_grad(loss, has_aux=True)(params, batch)
-        updates, opt_state = optimiser.update(grads, opt_state)
+        updates, opt_state = optimiser.update(grads, opt_state, params)
         return optax.apply_updates(params, updates), opt_state, parts
 
     evaluate = jax.jit(lambda p, b: loss(p, b)[1])
@@ -221,9 +222,9 @@ def plot(curve, path: str) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=300, help="self-play games")
-    parser.add_argument("--iterations", type=int, default=200, help="of the self-play search (mcts), a move")
-    parser.add_argument("--epochs", type=int, default=60)
+    parser.add_argument("--games", type=int, default=200, help="self-play games")
+    parser.add_argument("--iterations", type=int, default=30, help="of the self-play search (mcts), a move")
+    parser.add_argument("--epochs", type=int, default=40)
     parser.add_argument("--simulations", type=int, default=50, help="of the network-guided search")
     parser.add_argument("--matches", type=int, default=20, help="games against each opponent")
     parser.add_argument("--seed", type=int, default=0)
