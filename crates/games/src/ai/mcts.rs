@@ -122,19 +122,8 @@ impl Tree<'_> {
                 let n = &mut self.nodes[node];
                 (n.checked, n.terminal, n.succ, n.at) = (false, None, None, Some(s.clone()));
             }
-            if let Some(r) = self.nodes[node].terminal.clone() {
+            if let Some(r) = self.reached(node, &s)? {
                 break r;
-            }
-            if !self.nodes[node].checked {
-                if let Some(o) = self.game.outcome(&s)? {
-                    let r = rewards(&o, self.players);
-                    self.nodes[node].terminal = Some(r.clone());
-                    break r;
-                }
-                self.nodes[node].checked = true;
-                if self.nodes[node].mover.is_none() {
-                    self.nodes[node].mover = Some(super::seat_to_move(self.game, self.players, &s)?);
-                }
             }
             // Taken out of the node while in use, put back below.
             let succ = match self.nodes[node].succ.take() {
@@ -209,6 +198,26 @@ impl Tree<'_> {
         Ok(true)
     }
 
+    /// A node reached with state `s`: the rewards where the game is over
+    /// there (looked up once), else `None`, the seat to move known.
+    fn reached(&mut self, node: usize, s: &State) -> Result<Option<Vec<f64>>, GameError> {
+        if let Some(r) = self.nodes[node].terminal.clone() {
+            return Ok(Some(r));
+        }
+        if !self.nodes[node].checked {
+            if let Some(o) = self.game.outcome(s)? {
+                let r = rewards(&o, self.players);
+                self.nodes[node].terminal = Some(r.clone());
+                return Ok(Some(r));
+            }
+            self.nodes[node].checked = true;
+            if self.nodes[node].mover.is_none() {
+                self.nodes[node].mover = Some(super::seat_to_move(self.game, self.players, s)?);
+            }
+        }
+        Ok(None)
+    }
+
     /// One iteration of the guided search: down the tree by UCB1 to a node
     /// not yet expanded, which scores its children. `false` when the time
     /// ran out (the children scored so far are kept, and the node's
@@ -221,17 +230,8 @@ impl Tree<'_> {
         }
         let result = loop {
             let s = self.nodes[node].at.clone().expect("a guided node keeps its state");
-            if let Some(r) = self.nodes[node].terminal.clone() {
+            if let Some(r) = self.reached(node, &s)? {
                 break r;
-            }
-            if !self.nodes[node].checked {
-                if let Some(o) = self.game.outcome(&s)? {
-                    let r = rewards(&o, self.players);
-                    self.nodes[node].terminal = Some(r.clone());
-                    break r;
-                }
-                self.nodes[node].checked = true;
-                self.nodes[node].mover = Some(super::seat_to_move(self.game, self.players, &s)?);
             }
             let mover = self.nodes[node].mover.expect("known mover");
             // Not yet (wholly) expanded: score the children left.
