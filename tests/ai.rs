@@ -19,9 +19,19 @@ fn load(name: &str) -> Game {
 
 #[test]
 fn controllers_parse_and_refuse_clearly() {
-    for ok in
-        ["human", "random", "greedy", "minimax", "minimax:4", "mcts", "mcts:300", "uct", "uct:300", "rules", "rules:2"]
-    {
+    for ok in [
+        "human",
+        "random",
+        "greedy",
+        "minimax",
+        "minimax:4",
+        "mcts",
+        "mcts:300",
+        "guided",
+        "guided:300",
+        "rules",
+        "rules:2",
+    ] {
         let c = Controller::parse(ok, None).unwrap();
         assert_eq!(c.to_string(), if ok == "rules" { "rules:1" } else { ok });
     }
@@ -46,7 +56,7 @@ fn every_controller_plays_legal_moves_the_same_way_for_a_seed() {
         let o = g.options_term(&[]).unwrap();
         let players = g.players(&o).unwrap();
         let mut s = g.initial_state(&o, 5).unwrap();
-        for spec in ["random", "greedy", "minimax:1", "mcts:20", "uct:20", "rules:1"] {
+        for spec in ["random", "greedy", "minimax:1", "mcts:20", "guided:20", "rules:1"] {
             if spec.starts_with("rules") && !g.has("choose_move", 3) {
                 continue;
             }
@@ -61,16 +71,16 @@ fn every_controller_plays_legal_moves_the_same_way_for_a_seed() {
     }
 }
 
-/// `mcts` is guided by `value/3` where the rules define it and hide
-/// nothing, and says so; `uct` always plays random playouts, and so does
-/// `mcts` in a game with hidden hands (its samples' moves differ).
+/// `guided` is guided by `value/3` where the rules define it and hide
+/// nothing, and says so; `mcts` always plays random playouts, and so does
+/// `guided` in a game with hidden hands (its samples' moves differ).
 #[test]
-fn mcts_is_guided_where_the_rules_give_a_value() {
+fn guided_search_is_guided_where_the_rules_give_a_value() {
     for (name, spec, guided) in [
-        ("breakthrough", "mcts:30", true),
-        ("hex", "mcts:30", true),
-        ("breakthrough", "uct:30", false),
-        ("domin-up", "mcts:30", false),
+        ("breakthrough", "guided:30", true),
+        ("hex", "guided:30", true),
+        ("breakthrough", "mcts:30", false),
+        ("domin-up", "guided:30", false),
     ] {
         let mut g = load(name);
         let o = g.options_term(&[]).unwrap();
@@ -87,7 +97,7 @@ fn mcts_is_guided_where_the_rules_give_a_value() {
 
 /// Guided search sees every reply to the moves it looks at: in Connect
 /// Four, where the opponent would win on the next move unless a column is
-/// blocked, `mcts` blocks it (a search that drew replies at random could
+/// blocked, `guided` blocks it (a search that drew replies at random could
 /// miss the one that wins).
 #[test]
 fn guided_search_stops_a_win_in_one() {
@@ -101,7 +111,7 @@ fn guided_search_stops_a_win_in_one() {
         let legal = g.legal_moves(&s).unwrap();
         s = legal.iter().find(|m| m.text == text).unwrap_or_else(|| panic!("no move {text}")).next.clone();
     }
-    for spec in ["mcts:50", "mcts:300"] {
+    for spec in ["guided:50", "guided:300"] {
         let c = Controller::parse(spec, None).unwrap();
         let choice = ai::choose(&mut g, &players, &s, &c, 5, 1).unwrap();
         assert_eq!(g.move_text(&choice.mv).unwrap(), "1", "{spec} did not block: {}", choice.info);
@@ -144,7 +154,7 @@ fn minimax_takes_a_win_in_one_and_stops_a_loss() {
         let legal = g.legal_moves(&s).unwrap();
         let wins: Vec<usize> = (0..legal.len()).filter(|&i| g.outcome(&legal[i].next).unwrap().is_some()).collect();
         if !wins.is_empty() {
-            for spec in ["greedy", "minimax:1", "minimax:3", "mcts:200", "uct:200"] {
+            for spec in ["greedy", "minimax:1", "minimax:3", "mcts:200", "guided:200"] {
                 let c = Controller::parse(spec, None).unwrap();
                 let choice = ai::choose(&mut g, &players, &s, &c, 1, 1).unwrap();
                 let k = ai::position_of(&mut g, &legal, &choice).unwrap();

@@ -7,7 +7,7 @@
 //! each grows its own tree from its own seed and the root statistics are
 //! added up (root parallelism).
 //!
-//! Guided search (`mcts` in a game with `value/3` and nothing hidden)
+//! Guided search (`guided`, in a game with `value/3` and nothing hidden)
 //! plays out nothing: a node, when first expanded, scores every child with
 //! `value/3` (a win or loss by its outcome) as that child's first visit,
 //! and backs up its best child's score for the player to move there. Each
@@ -402,7 +402,7 @@ fn guided_q(n: &Node, p: usize) -> f64 {
     }
 }
 
-/// Whether `mcts` is guided by `value/3` in `game`: where the rules
+/// Whether `guided` is guided by `value/3` in `game`: where the rules
 /// define it and hide nothing (a hidden game's tree is searched through
 /// samples, whose moves differ from one iteration to the next).
 pub(super) fn guided(game: &Game) -> bool {

@@ -1,10 +1,10 @@
 //! Computer players over the game layer, for every game: `random`,
 //! `greedy` (best `value/3` after one move), `minimax[:DEPTH]` (alpha-beta,
 //! paranoid for more than two players, iterative deepening, transposition
-//! table), `mcts[:ITERATIONS]` (UCT, per-player rewards: guided by
-//! `value/3` where the rules define it and nothing is hidden, else with
-//! random playouts), `uct[:PLAYOUTS]` (UCT with random playouts always)
-//! and `rules[:LEVEL]` (the game's own `choose_move/3`).
+//! table), `mcts[:PLAYOUTS]` (UCT with random playouts, per-player
+//! rewards), `guided[:ITERATIONS]` (UCT guided by `value/3` where the rules
+//! define it and hide nothing, else as `mcts`) and `rules[:LEVEL]` (the
+//! game's own `choose_move/3`).
 //!
 //! Every decision is seeded: the same seed (and thread count) gives the
 //! same move, unless a time budget (`--think`) cuts the search short.
@@ -30,12 +30,12 @@ pub enum Kind {
     /// Search depth (default [`DEFAULT_DEPTH`], or as deep as time allows
     /// under `--think`).
     Minimax(Option<u32>),
-    /// Iterations per move (default [`DEFAULT_PLAYOUTS`], or as many as
-    /// time allows under `--think`): guided by `value/3` where the game
-    /// has it and hides nothing, else as `Uct`.
+    /// Playouts per move (default [`DEFAULT_PLAYOUTS`], or as many as time
+    /// allows under `--think`).
     Mcts(Option<u32>),
-    /// Plain UCT: random playouts per move, whatever the game defines.
-    Uct(Option<u32>),
+    /// Iterations per move of the search guided by `value/3` (as `Mcts`
+    /// where the game has no `value/3` or hides something).
+    Guided(Option<u32>),
     /// The level passed to `choose_move/3`.
     Rules(i64),
 }
@@ -63,14 +63,15 @@ impl fmt::Display for Controller {
             Kind::Minimax(Some(d)) => write!(f, "minimax:{d}"),
             Kind::Mcts(None) => write!(f, "mcts"),
             Kind::Mcts(Some(n)) => write!(f, "mcts:{n}"),
-            Kind::Uct(None) => write!(f, "uct"),
-            Kind::Uct(Some(n)) => write!(f, "uct:{n}"),
+            Kind::Guided(None) => write!(f, "guided"),
+            Kind::Guided(Some(n)) => write!(f, "guided:{n}"),
             Kind::Rules(l) => write!(f, "rules:{l}"),
         }
     }
 }
 
-const CONTROLLERS: &str = "human, random, greedy, minimax[:DEPTH], mcts[:ITERATIONS], uct[:PLAYOUTS] or rules[:LEVEL]";
+const CONTROLLERS: &str =
+    "human, random, greedy, minimax[:DEPTH], mcts[:PLAYOUTS], guided[:ITERATIONS] or rules[:LEVEL]";
 
 impl Controller {
     /// Whether this controller can play `game`: the `rules` controller
@@ -103,9 +104,9 @@ impl Controller {
             ("minimax", None) => Kind::Minimax(None),
             ("minimax", Some(d)) => Kind::Minimax(Some(number("DEPTH", d)?)),
             ("mcts", None) => Kind::Mcts(None),
-            ("mcts", Some(n)) => Kind::Mcts(Some(number("ITERATIONS", n)?)),
-            ("uct", None) => Kind::Uct(None),
-            ("uct", Some(n)) => Kind::Uct(Some(number("PLAYOUTS", n)?)),
+            ("mcts", Some(n)) => Kind::Mcts(Some(number("PLAYOUTS", n)?)),
+            ("guided", None) => Kind::Guided(None),
+            ("guided", Some(n)) => Kind::Guided(Some(number("ITERATIONS", n)?)),
             ("rules", None) => Kind::Rules(1),
             ("rules", Some(l)) => {
                 Kind::Rules(l.parse().map_err(|_| format!("rules:LEVEL needs a whole number, not `{l}`"))?)
@@ -119,7 +120,7 @@ impl Controller {
         }
         // A search given no size is bounded by time.
         let think = match kind {
-            Kind::Minimax(None) | Kind::Mcts(None) | Kind::Uct(None) => think.or(Some(DEFAULT_THINK)),
+            Kind::Minimax(None) | Kind::Mcts(None) | Kind::Guided(None) => think.or(Some(DEFAULT_THINK)),
             _ => think,
         };
         Ok(Controller { kind, think })
@@ -134,7 +135,7 @@ impl Controller {
     /// Whether this controller looks ahead (a search, or the game's own
     /// player), so that its move is worth giving as a hint.
     pub fn looks_ahead(&self) -> bool {
-        matches!(self.kind, Kind::Minimax(_) | Kind::Mcts(_) | Kind::Uct(_) | Kind::Rules(_))
+        matches!(self.kind, Kind::Minimax(_) | Kind::Mcts(_) | Kind::Guided(_) | Kind::Rules(_))
     }
 
     pub fn strength(&self) -> (u32, u64) {
@@ -145,7 +146,7 @@ impl Controller {
             Kind::Greedy => (2, 0),
             Kind::Rules(l) => (3, l.max(0) as u64),
             Kind::Minimax(d) => (4, budget.max(d.unwrap_or(DEFAULT_DEPTH) as u64)),
-            Kind::Uct(n) => (5, budget.max(n.unwrap_or(DEFAULT_PLAYOUTS) as u64)),
+            Kind::Guided(n) => (5, budget.max(n.unwrap_or(DEFAULT_PLAYOUTS) as u64)),
             Kind::Mcts(n) => (6, budget.max(n.unwrap_or(DEFAULT_PLAYOUTS) as u64)),
         }
     }
@@ -262,13 +263,13 @@ pub fn choose(
             Choice::plain(game.choose_move(&sample, *level)?, format!("choose_move/3 at level {level}"))
         }
         Kind::Minimax(depth) => minimax::choose(game, state, &mover, *depth, clock, &mut rng)?,
-        Kind::Mcts(n) | Kind::Uct(n) => {
+        Kind::Mcts(n) | Kind::Guided(n) => {
             let budget = match (n, ctl.think) {
                 (Some(n), _) => *n,
                 (None, Some(_)) => u32::MAX,
                 (None, None) => DEFAULT_PLAYOUTS,
             };
-            let guided = matches!(ctl.kind, Kind::Mcts(_)) && mcts::guided(game);
+            let guided = matches!(ctl.kind, Kind::Guided(_)) && mcts::guided(game);
             let search = mcts::Search { budget, guided, threads };
             mcts::choose(game, players, state, &mover, search, clock, rng.r#gen())?
         }
