@@ -373,8 +373,12 @@ impl Game {
         // A game that does not number its moves is played by clicks where
         // its rules say how a move is clicked: every legal move must then
         // have click actions of its own.
+        // (A GDL game's clicks are the translation's best guess from the
+        // moves' arguments, for the web board, which lists the moves where
+        // clicks cannot tell them apart: no author claimed them.)
         let clicks = match &space {
             Some(_) => None,
+            None if super::is_gdl(self.path()) => None,
             None => self.click_space(options).unwrap_or_else(|e| {
                 report(format!("click actions: {e}"), 0, 0);
                 None
