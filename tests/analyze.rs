@@ -2,7 +2,9 @@
 //! exact values computed independently (`compat/solve.py random-tictactoe`:
 //! the chances of each result of tic-tac-toe played at random), against
 //! what is certain of a game (Breakthrough's first position has 13 moves
-//! on 5x5), and for their consistency; `--compare` and `--plots`.
+//! on 5x5, a Connect Four game ends with as many pieces as plies), and for
+//! their consistency; shards merged against a run in one piece;
+//! `--compare` and `--plots`.
 
 use serde_json::Value;
 use std::process::Command;
@@ -103,4 +105,85 @@ fn breakthrough_metrics_add_up_and_variants_compare() {
     let (_, err, code) = analyze(&["breakthrough", "--seat", "white=human", "--games", "2"]);
     assert_eq!(code, 2);
     assert!(err.contains("computer players only"), "{err}");
+}
+
+#[test]
+fn pieces_and_coverage_come_from_the_board_the_view_shows() {
+    // Connect Four: no piece at the start, one more each ply, never one
+    // taken; 42 sites.
+    let (v, err, code) = analyze(&["connect4", "--games", "60", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let m = &v["variants"][0]["metrics"];
+    assert_eq!(m["completed"]["rate"], 1.0);
+    assert_eq!(f(&m["pieces"]["start"]["max"]), 0.0);
+    assert!((f(&m["pieces"]["end"]["mean"]) - f(&m["plies"]["mean"])).abs() < 1e-9, "{}", m["pieces"]);
+    // A game of n plies covers n of the 42 sites.
+    assert!((f(&m["coverage"]["mean"]) - f(&m["plies"]["mean"]) / 42.0).abs() < 1e-9, "{}", m["coverage"]);
+    // Breakthrough 5x5: two rows of five a side at the start; pieces are
+    // only ever taken.
+    let (v, err, code) = analyze(&["breakthrough", "-o", "rows=5", "-o", "cols=5", "--games", "50", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let m = &v["variants"][0]["metrics"];
+    assert_eq!((f(&m["pieces"]["start"]["min"]), f(&m["pieces"]["start"]["max"])), (20.0, 20.0));
+    assert!(f(&m["pieces"]["change"]["max"]) <= 0.0 && f(&m["pieces"]["change"]["mean"]) < 0.0);
+    // Both sides' first two rows are stood on from the start: 20 of 25.
+    assert!(f(&m["coverage"]["min"]) >= 0.8 && f(&m["coverage"]["max"]) <= 1.0, "{}", m["coverage"]);
+    let behind = &m["winner_behind"];
+    assert!(f(&behind["min"]) >= 0.0 && f(&behind["max"]) <= 1.0 && behind["n"] == 50, "{behind}");
+}
+
+#[test]
+fn random_connect_four_is_full_of_decisive_moves() {
+    // At random, a player leaves a four open or misses one in most games.
+    let (v, err, code) = analyze(&["connect4", "--games", "40", "--decisive", "mcts:100", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let m = &v["variants"][0]["metrics"];
+    let d = &m["decisive"];
+    assert_eq!(d["judge"], "mcts:100");
+    assert!(f(&d["games_with"]["low"]) > 0.3, "{d}");
+    assert!(f(&d["per_game"]["max"]) <= f(&m["plies"]["max"]), "{d}");
+    // Judging changes no move: the games are those played without it.
+    let (plain, _, _) = analyze(&["connect4", "--games", "40", "--json"]);
+    assert_eq!(plain["variants"][0]["metrics"]["plies"], m["plies"]);
+    // A judge must estimate, in a game of two seats.
+    let (_, err, code) = analyze(&["connect4", "--decisive", "greedy"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("estimates a position's result"), "{err}");
+    let (_, err, code) = analyze(&["domin-up", "-o", "players=3", "--decisive", "mcts:10"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("games of two seats"), "{err}");
+}
+
+#[test]
+fn shards_merged_are_the_run_in_one_piece() {
+    let dir = std::env::temp_dir().join(format!("tabula-analyze-shards-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let args = ["breakthrough", "-o", "rows=5", "-o", "cols=6", "--games", "45", "--seat", "greedy", "--seed", "3"];
+    let mut files = Vec::new();
+    for i in 0..4 {
+        let out = Command::new(env!("CARGO_BIN_EXE_tabula"))
+            .arg("analyze")
+            .args(args)
+            .args(["--shard", &format!("{i}/4")])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let file = dir.join(format!("shard-{i}.json"));
+        std::fs::write(&file, &out.stdout).unwrap();
+        files.push(file);
+    }
+    let merged = Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .arg("merge")
+        .args(&files)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(merged.status.success(), "{}", String::from_utf8_lossy(&merged.stderr));
+    let merged: Value = serde_json::from_slice(&merged.stdout).unwrap();
+    let (whole, err, code) = analyze(&[&args[..], &["--threads", "1", "--json"]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(merged["metrics"], whole["variants"][0]["metrics"]);
+    assert_eq!(merged["metrics"]["seats"][0]["controller"], "greedy");
+    std::fs::remove_dir_all(&dir).ok();
 }

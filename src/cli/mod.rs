@@ -68,10 +68,6 @@ pub enum Command {
     /// Which rules random games never use: the clauses that never ran and
     /// the goals that never succeeded, over random games.
     Coverage(coverage::CoverageArgs),
-    /// What a game is like, from batches of games between computer
-    /// players: balance, draws, completion, duration, branching factor,
-    /// lead changes; two variants compared; plots.
-    Analyze(analyze::AnalyzeArgs),
     /// The exact value of a small game (or of a position) under perfect
     /// play, a win for whom or a draw, and the moves that keep it.
     /// Exit code 3 when it is too large for the memory or time given.
@@ -184,6 +180,7 @@ pub fn main() -> i32 {
             Command::Batch(Batch::Match(a)) => matches::run(a),
             Command::Batch(Batch::Tournament(a)) => matches::tournament(a),
             Command::Batch(Batch::Selfplay(a)) => matches::selfplay(a),
+            Command::Batch(Batch::Analyze(a)) => analyze::run(a),
             Command::Merge(a) => shards::merge(a),
             Command::Serve(a) => serve::run(a),
             Command::Translate(a) => translate::run(a),
@@ -191,7 +188,6 @@ pub fn main() -> i32 {
             Command::Lsp(_) => crate::lsp::run(),
             Command::Coverage(a) => coverage::run(a),
             Command::Solve(a) => solve::run(a),
-            Command::Analyze(a) => analyze::run(a),
             Command::Explain(a) => explain::run(a),
         };
         match result {

@@ -49,6 +49,11 @@ pub enum Batch {
     /// action masks, the search's visit distributions, the final returns
     /// (NumPy .npy files in --out).
     Selfplay(SelfplayArgs),
+    /// What a game is like, from batches of games between computer
+    /// players: balance, draws, completion, duration, branching factor,
+    /// lead changes and drama, board coverage and pieces, decisive moves;
+    /// two variants compared; plots.
+    Analyze(AnalyzeArgs),
 }
 
 /// A batch command line alone (as `tabula` reads it, without the other
@@ -77,7 +82,7 @@ pub struct Plan {
 /// exactly the command's arguments and errors; the game is found by
 /// `find`.
 pub fn plan(argv: &[String], find: &Finder) -> Result<Plan, PlanError> {
-    const BATCH: [&str; 5] = ["match", "tournament", "selfplay", "perft", "bench"];
+    const BATCH: [&str; 6] = ["match", "tournament", "selfplay", "perft", "bench", "analyze"];
     let name = argv.first().map_or("", String::as_str);
     if !BATCH.contains(&name) {
         return Err(PlanError(format!(
@@ -113,6 +118,20 @@ pub fn plan(argv: &[String], find: &Finder) -> Result<Plan, PlanError> {
                 ));
             }
             let (job, s) = bench_job(&a, find)?;
+            (job, s, a.json, a.shard)
+        }
+        Batch::Analyze(a) => {
+            if !a.compare.is_empty() {
+                return Err(PlanError(
+                    "a run in shards analyzes one variant: run each --compare variant as a run of its own (its options with -o)".into(),
+                ));
+            }
+            if a.plots.is_some() {
+                return Err(PlanError(
+                    "a run in shards draws no plots: give --plots to `tabula analyze` on one machine".into(),
+                ));
+            }
+            let (job, s) = analyze_job(&a, &[], find)?;
             (job, s, a.json, a.shard)
         }
     };
@@ -371,4 +390,85 @@ pub fn bench_job(a: &BenchArgs, find: &Finder) -> Result<(Job, Session), PlanErr
         (None, None) => 1000,
     };
     Ok((Job::new(&mut s.game, &s.option_pairs, a.seed, Task::Bench { playouts, start })?, s))
+}
+
+#[derive(clap::Args, Debug)]
+pub struct AnalyzeArgs {
+    /// A game in the games folder (e.g. `breakthrough`) or a path to a .rules file.
+    pub game: String,
+    /// A game option, `NAME=VALUE` (see `tabula rules GAME`); repeatable.
+    #[arg(long = "option", short = 'o', value_name = "NAME=VALUE")]
+    pub options: Vec<String>,
+    /// The folder of the games (`--games` is the number of games here).
+    #[arg(long = "games-dir", value_name = "DIR")]
+    pub games_dir: Option<PathBuf>,
+    /// Games to play (for each variant).
+    #[arg(long, default_value_t = 200)]
+    pub games: u64,
+    /// A game still going after this many plies is cut off (not completed).
+    #[arg(long, default_value_t = 400)]
+    pub max_plies: u32,
+    /// Who plays a seat: SEAT=CONTROLLER, or CONTROLLER for the next seat
+    /// in turn order (default: random); repeatable. The seats are not
+    /// rotated.
+    #[arg(long = "seat", value_name = "[SEAT=]CONTROLLER")]
+    pub seats: Vec<String>,
+    /// Time budget of the computer players, in seconds per move.
+    #[arg(long, value_name = "SECONDS")]
+    pub think: Option<f64>,
+    /// Find the decisive moves with this search (`mcts:200`,
+    /// `guided:50`): at every position it estimates the mover's result; a
+    /// move after which the estimate is off by half the range or more is
+    /// decisive. Two-seat games; it costs a search a position.
+    #[arg(long, value_name = "CONTROLLER")]
+    pub decisive: Option<String>,
+    /// Game `g` is played with the seed plus g.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Two variants side by side: each `--compare` is a set of options
+    /// (`rows=6,cols=6`) added to the game's; give it twice.
+    #[arg(long, value_name = "OPTIONS")]
+    pub compare: Vec<String>,
+    /// Draw the plots into this folder (SVG): the lengths of the games,
+    /// the branching factor over a game, the seats' win rates.
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
+    /// Games played at once (default: the machine's cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// One JSON document.
+    #[arg(long)]
+    pub json: bool,
+    /// Play only shard I of N (I from 0 to N-1: the games g with g mod N =
+    /// I) and print its result as JSON, for `tabula merge`.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
+}
+
+/// The analysis job, as the command line gives it, with `extra` options
+/// (a variant's) added to the game's and the game found by `find`.
+pub fn analyze_job(a: &AnalyzeArgs, extra: &[String], find: &Finder) -> Result<(Job, Session), PlanError> {
+    let mut options = a.options.clone();
+    options.extend(extra.iter().cloned());
+    let mut session = open_with(&GameArgs { game: a.game.clone(), options, games: a.games_dir.clone() }, find)?;
+    if a.games == 0 {
+        return Err(PlanError("--games must be at least 1".into()));
+    }
+    let specs = seat_controllers(&session.game.name, &session.players, &a.seats)?;
+    let specs = specs.into_iter().map(|s| s.unwrap_or_else(|| "random".into())).collect();
+    let controllers = computer_specs(&session.game, specs, a.think)?;
+    if let Some(d) = &a.decisive {
+        let judge = Controller::parse(d, None)?;
+        crate::game::metrics::check_judge(&judge, session.players.len())?;
+        judge.serves(&session.game)?;
+    }
+    let task = Task::Analyze {
+        controllers,
+        think: a.think,
+        games: a.games,
+        max_plies: a.max_plies,
+        decisive: a.decisive.clone(),
+    };
+    let job = Job::new(&mut session.game, &session.option_pairs, a.seed, task)?;
+    Ok((job, session))
 }

@@ -12,10 +12,12 @@
 //! [`ShardFile`] as JSON, `tabula merge` combines them, and the Python
 //! package runs the shards as Ray tasks.
 
+mod analyze;
 mod report;
 mod selfplay;
 mod tournament;
 
+pub use analyze::{Variant, compared, metrics_of, plots, seating_of, text as metrics_text};
 pub use report::{PERFT_HEADER, Timing, perft_line, report_json, report_text, wilson};
 pub use selfplay::{MAX_ACTIONS, Positions, npy, run_selfplay};
 pub use tournament::{check_size, pairings, ratings};
@@ -143,6 +145,10 @@ pub enum Task {
     Perft { depth: u32, start: Option<String>, divide: bool },
     /// Uniformly random playouts, playout `i` seeded with seed + i.
     Bench { playouts: u64, start: Option<String> },
+    /// Games for a game's metrics: a controller a seat, in seat order (not
+    /// rotated: the seats' results are the point); `decisive`, the search
+    /// that judges each position, if decisive moves are wanted.
+    Analyze { controllers: Vec<String>, think: Option<f64>, games: u64, max_plies: u32, decisive: Option<String> },
 }
 
 impl Job {
@@ -273,6 +279,11 @@ pub enum Part {
         #[serde(default)]
         seconds: f64,
     },
+    /// The games of an analysis, each whole, in the order of their
+    /// numbers.
+    Analyze {
+        games: Vec<crate::game::metrics::Played>,
+    },
 }
 
 /// One shard's result, as `--shard` writes it and `merge` reads it.
@@ -332,6 +343,7 @@ pub fn run(u: &Unit) -> Result<ShardFile, WorkError> {
         Task::Tournament { .. } => tournament::run_tournament(u)?,
         Task::Perft { .. } => run_perft(u)?,
         Task::Bench { .. } => run_bench(u)?,
+        Task::Analyze { .. } => analyze::run_analyze(u)?,
         Task::Selfplay { .. } => {
             let (file, _positions) = run_selfplay(u)?;
             (file.result, file.interrupted)
@@ -874,6 +886,11 @@ fn add(total: &mut Part, more: &Part) -> Result<(), String> {
                     None => wins.push((p.clone(), *n)),
                 }
             }
+            Ok(())
+        }
+        (Part::Analyze { games }, Part::Analyze { games: more }) => {
+            games.extend(more.iter().cloned());
+            games.sort_by_key(|p| p.game);
             Ok(())
         }
         _ => Err("its result does not have the shape of the others'".to_string()),

@@ -155,6 +155,11 @@ pub fn report_json(job: &Job, result: &Part, timing: Timing) -> Json {
                    "average_length": if *played > 0 { *plies as f64 / *played as f64 } else { 0.0 },
                    "results": res})
         }
+        (Task::Analyze { .. }, Part::Analyze { games }) => match super::metrics_of(&job.task, &job.players, games) {
+            Ok(m) => json!({"game": job.game, "options": options, "seed": job.seed, "seconds": seconds,
+                            "interrupted": timing.interrupted, "metrics": m}),
+            Err(e) => json!({"game": job.game, "error": e.0}),
+        },
         _ => json!({"game": job.game, "error": "the result does not match the job"}),
     };
     if shards > 1 {
@@ -275,6 +280,22 @@ pub fn report_text(job: &Job, result: &Part, timing: Timing) -> String {
                 let _ = writeln!(out, "{shards} shards: the seconds of each depth are theirs added up");
             }
         }
+        Task::Analyze { .. } => match &result {
+            Part::Analyze { games } => match super::metrics_of(&job.task, &job.players, games) {
+                Ok(m) => {
+                    let options: Vec<String> = job.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    let label =
+                        if options.is_empty() { job.game.clone() } else { format!("{} ({})", job.game, options.join(", ")) };
+                    out.push_str(&super::metrics_text(&label, &m));
+                    let stopped = if timing.interrupted { ", interrupted" } else { "" };
+                    let _ = writeln!(out, "  {} games in {:.1} s{split}{stopped}", games.len(), timing.seconds);
+                }
+                Err(e) => {
+                    let _ = writeln!(out, "error: {e}");
+                }
+            },
+            _ => out.push_str("error: the result does not match the job\n"),
+        },
         Task::Bench { .. } => {
             let (played, secs) = (u(&doc["playouts"]), f(&doc["seconds"]));
             let _ = writeln!(

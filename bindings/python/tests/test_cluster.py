@@ -1,4 +1,4 @@
-"""tabula.cluster: match, perft and bench in shards on Ray.
+"""tabula.cluster: match, tournament, selfplay, perft, bench and analyze in shards on Ray.
 
 The tests marked ``cluster`` start a Ray cluster of a head and two worker
 nodes on 127.0.0.1. Ray takes the machine's own network address when it
@@ -151,6 +151,19 @@ def test_a_bench_on_three_nodes_is_the_bench_on_one_machine(ray_cluster):
 
 
 @pytest.mark.cluster
+def test_an_analysis_on_three_nodes_is_the_analysis_on_one_machine(ray_cluster):
+    argv = ["analyze", "breakthrough", "-o", "rows=6", "-o", "cols=6", "--games", "600", "--seed", "5",
+            "--seat", "greedy"]
+    result = cluster.run(argv, shards=9)
+    assert untimed(result.json) == untimed(one_machine(argv))
+    m = result.json["metrics"]
+    assert m["games"] == 600 and m["seats"][0]["controller"] == "greedy"
+    # greedy against random in the first seat wins nearly every game.
+    assert m["seats"][0]["wins"]["low"] > 0.8, m["seats"]
+    assert "coverage" in result.text and "9 shards" in result.text
+
+
+@pytest.mark.cluster
 def test_selfplay_on_three_nodes_writes_the_data_of_one_machine(ray_cluster, tmp_path):
     import numpy as np
 
@@ -205,6 +218,10 @@ def test_a_command_the_tabula_cli_refuses_is_refused():
         (["bench", "breakthrough", "--seconds", "2"], "give --playouts"),
         (["play", "breakthrough"], "does not split into shards"),
         (["match", "breakthrough", "--seat", "wizard"], "wizard"),
+        (["analyze", "breakthrough", "--compare", "rows=5", "--compare", "rows=6"], "one variant"),
+        (["analyze", "breakthrough", "--plots", "x"], "draws no plots"),
+        (["analyze", "domin-up", "-o", "players=3", "--decisive", "mcts:10"], "two seats"),
+        (["analyze", "breakthrough", "--decisive", "greedy"], "estimates"),
     ]
     for argv, says in cases:
         with pytest.raises(TabulaError, match=None) as e:

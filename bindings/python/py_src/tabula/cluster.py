@@ -1,4 +1,4 @@
-"""tabula's ``match``, ``tournament``, ``selfplay``, ``perft`` and ``bench`` on a Ray cluster.
+"""tabula's ``match``, ``tournament``, ``selfplay``, ``perft``, ``bench`` and ``analyze`` on a Ray cluster.
 
 The command line is the ``tabula`` command's own, run in shards as Ray
 tasks that call the engine in this package (no ``tabula`` binary needed on
@@ -9,6 +9,7 @@ the nodes)::
     python -m tabula.cluster selfplay breakthrough -o rows=6 -o cols=6 --games 1000 --out data
     python -m tabula.cluster perft breakthrough 6 --address auto
     python -m tabula.cluster bench go -o size=9 --playouts 10000 --shards 64
+    python -m tabula.cluster analyze breakthrough -o rows=6 -o cols=6 --games 10000
 
 It prints the same report as ``tabula`` would. Shard ``I`` of ``N`` does
 the games (playouts, perft subtrees) ``i`` with ``i mod N = I``, each a
@@ -73,7 +74,7 @@ def _items(job: dict) -> Optional[int]:
     """How many games or playouts a job has (None: a perft, any number)."""
     if job["command"] == "match":
         return int(job["games"])
-    if job["command"] == "selfplay":
+    if job["command"] in ("selfplay", "analyze"):
         return int(job["games"])
     if job["command"] == "tournament":
         pairings = math.comb(len(job["controllers"]), len(job["players"]))
@@ -90,7 +91,7 @@ def run(
     retries: int = 3,
     on_progress: Optional[Callable[[int, int], None]] = None,
 ) -> Result:
-    """Runs a ``match``, ``tournament``, ``selfplay``, ``perft`` or ``bench`` command line (without
+    """Runs a ``match``, ``tournament``, ``selfplay``, ``perft``, ``bench`` or ``analyze`` command line (without
     ``tabula``) in shards on Ray and returns the merged report.
 
     Connects with ``ray.init(address)`` unless Ray is already initialised.
@@ -170,7 +171,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """``python -m tabula.cluster``: exit code 0, or 2 with a message."""
     parser = argparse.ArgumentParser(
         prog="python -m tabula.cluster",
-        description="Run tabula's match, tournament, selfplay, perft or bench in shards on a Ray cluster.",
+        description="Run tabula's match, tournament, selfplay, perft, bench or analyze in shards on a Ray cluster.",
         epilog="The rest of the line is the tabula command's own, e.g. "
         "`match breakthrough --seat mcts --seat greedy --games 1000`.",
         allow_abbrev=False,

@@ -140,7 +140,7 @@ pub struct State(pub Tmpl);
 pub struct Move(pub Tmpl);
 
 /// How a game ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Outcome {
     Winner(String),
     Draw,
