@@ -173,12 +173,7 @@ fn shards_merged_are_the_run_in_one_piece() {
         std::fs::write(&file, &out.stdout).unwrap();
         files.push(file);
     }
-    let merged = Command::new(env!("CARGO_BIN_EXE_tabula"))
-        .arg("merge")
-        .args(&files)
-        .arg("--json")
-        .output()
-        .unwrap();
+    let merged = Command::new(env!("CARGO_BIN_EXE_tabula")).arg("merge").args(&files).arg("--json").output().unwrap();
     assert!(merged.status.success(), "{}", String::from_utf8_lossy(&merged.stderr));
     let merged: Value = serde_json::from_slice(&merged.stdout).unwrap();
     let (whole, err, code) = analyze(&[&args[..], &["--threads", "1", "--json"]].concat());

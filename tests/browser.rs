@@ -5,7 +5,8 @@
 //! with a removal; two browsers on one session seeing each other's moves;
 //! a GDL game (tic-tac-toe) clicked square by square to its end; a GDL-II
 //! game (Krieg tic-tac-toe) whose page never shows the other's marks; a
-//! page that goes on after its server was killed and started again.
+//! page that goes on after its server was killed and started again; the
+//! analysis page, reached from the new-game form, comparing two variants.
 //! Screenshots of the boards go to `target/screenshots/`. Without
 //! chromedriver the tests say they skipped, except under `CI=true`.
 
@@ -381,4 +382,41 @@ fn the_page_reconnects_after_the_server_is_killed_and_started_again() {
     assert_eq!(v["history"], json!(["b2-b3"]));
     assert_eq!(v["to_move"], "black");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_analysis_page_compares_two_hex_boards_with_its_plots() {
+    let Some(b) = Browser::start() else { return };
+    let s = start();
+    b.go(&format!("http://{}/", s.addr));
+    // The new-game form links to the analysis of the game chosen.
+    b.wait("return document.querySelectorAll('#game-choice option').length > 0", "the games");
+    b.script("const c = document.getElementById('game-choice'); c.value = 'hex'; c.onchange(); return true");
+    let link = b.script("return document.getElementById('analyze-link').getAttribute('href')");
+    assert_eq!(link, json!("/analyze/hex"));
+    b.click("#analyze-link");
+    b.wait("return document.getElementById('analyze-form') !== null", "the analysis page");
+    // 5x5 against 7x7, random in both seats.
+    b.script(
+        "const f = document.getElementById('analyze-form'); f.elements['a.size'].value = '5'; \
+         f.elements['b.size'].value = '7'; f.elements['games'].value = '60'; return true",
+    );
+    b.click("#analyze-form button[type=submit]");
+    let report = b.wait(
+        "const r = document.getElementById('report'); \
+         return r && document.querySelectorAll('figure.plot svg').length === 3 ? r.textContent : false",
+        "the report and its three plots",
+    );
+    let report = report.as_str().unwrap();
+    assert!(report.contains("A: size=5: 60 games, random against random"), "{report}");
+    assert!(report.contains("A: size=5 against B: size=7:"), "{report}");
+    // Seven rows take longer to join than five: beyond noise.
+    let plies = report.lines().find(|l| l.trim_start().starts_with("plies ") && l.contains('→')).unwrap();
+    assert!(plies.contains("beyond noise"), "{plies}");
+    assert!(report.contains("coverage"), "{report}");
+    b.screenshot(&shot("analysis-hex"));
+    // A value the game refuses is told on the page, with the form.
+    b.go(&format!("http://{}/analyze/hex?a.size=40", s.addr));
+    let error = b.wait("const e = document.querySelector('.error'); return e ? e.textContent : false", "the error");
+    assert!(error.as_str().unwrap().contains("size"), "{error}");
 }

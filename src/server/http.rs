@@ -319,6 +319,10 @@ fn respond(shared: &Arc<Shared>, req: &Request, client: Client) -> Response {
             let status = failure.as_ref().map_or(200, |f| status_of(f.code));
             Response::json(status, v.to_string()).retry(failure.and_then(|f| f.retry))
         }
+        ("GET" | "HEAD", path) if path.starts_with("/analyze/") => match shared.clients.request(client) {
+            Err(f) => Response::error(&f),
+            Ok(()) => analysis(shared, &path["/analyze/".len()..], &req.query, client),
+        },
         ("GET" | "HEAD", path) => match shared.clients.request(client) {
             Err(f) => Response::error(&f),
             Ok(()) => match FILES.iter().find(|(p, _, _)| *p == path) {
@@ -330,6 +334,21 @@ fn respond(shared: &Arc<Shared>, req: &Request, client: Client) -> Response {
         },
         _ => Response::error(&fail("method_not_allowed", "use GET for the page and POST /api for requests")),
     }
+}
+
+/// `GET /analyze/GAME`: the analysis page, played while the client holds
+/// one of its places for computer moves being thought about.
+fn analysis(shared: &Arc<Shared>, name: &str, query: &str, client: Client) -> Response {
+    // Games are named, never given as paths, over the network.
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        return Response::error(&fail("unknown_game", format!("`{name}` is not a game name")));
+    }
+    let _thinking = match shared.clients.hold(client, Held::Thinking) {
+        Ok(h) => h,
+        Err(f) => return Response::error(&f),
+    };
+    let (status, page) = super::analyze::page(&shared.config.games_dir, name, query, &shared.stop);
+    Response { status, kind: "text/html; charset=utf-8", body: page.into_bytes(), cache: "no-store", retry: None }
 }
 
 /// The parts of a parsed head the server uses, and the body's length.

@@ -14,6 +14,7 @@
 //! [`Config`]. A bad request gets an error reply and the connection stays
 //! usable; a client that goes away mid-request only loses its reply.
 
+mod analyze;
 mod guard;
 mod http;
 mod session;

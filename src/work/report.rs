@@ -284,8 +284,11 @@ pub fn report_text(job: &Job, result: &Part, timing: Timing) -> String {
             Part::Analyze { games } => match super::metrics_of(&job.task, &job.players, games) {
                 Ok(m) => {
                     let options: Vec<String> = job.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                    let label =
-                        if options.is_empty() { job.game.clone() } else { format!("{} ({})", job.game, options.join(", ")) };
+                    let label = if options.is_empty() {
+                        job.game.clone()
+                    } else {
+                        format!("{} ({})", job.game, options.join(", "))
+                    };
                     out.push_str(&super::metrics_text(&label, &m));
                     let stopped = if timing.interrupted { ", interrupted" } else { "" };
                     let _ = writeln!(out, "  {} games in {:.1} s{split}{stopped}", games.len(), timing.seconds);

@@ -103,6 +103,7 @@ async function newGame() {
   const fill = () => {
     const g = games.find((x) => x.name === choice.value);
     $('game-help').textContent = g.description || '';
+    $('analyze-link').href = '/analyze/' + encodeURIComponent(g.name);
     const opts = $('option-fields');
     opts.replaceChildren(html('legend', {}, 'Options'));
     for (const o of g.options) {
