@@ -50,9 +50,9 @@ fn escape(s: &str) -> String {
     out
 }
 
-fn number<T: std::str::FromStr>(name: &str, text: &str, low: T, high: T) -> Result<T, String>
+fn number<T>(name: &str, text: &str, low: T, high: T) -> Result<T, String>
 where
-    T: PartialOrd + std::fmt::Display + Copy,
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy,
 {
     match text.trim().parse::<T>() {
         Ok(n) if n >= low && n <= high => Ok(n),
