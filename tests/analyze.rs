@@ -130,6 +130,12 @@ fn pieces_and_coverage_come_from_the_board_the_view_shows() {
     assert!(f(&m["coverage"]["min"]) >= 0.8 && f(&m["coverage"]["max"]) <= 1.0, "{}", m["coverage"]);
     let behind = &m["winner_behind"];
     assert!(f(&behind["min"]) >= 0.0 && f(&behind["max"]) <= 1.0 && behind["n"] == 50, "{behind}");
+    // Domin-Up's table grows as tiles are laid: coverage is of every site
+    // it had.
+    let (v, err, code) = analyze(&["domin-up", "-o", "players=3", "--games", "10", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let c = &v["variants"][0]["metrics"]["coverage"];
+    assert!(f(&c["min"]) > 0.0 && f(&c["max"]) <= 1.0, "{c}");
 }
 
 #[test]

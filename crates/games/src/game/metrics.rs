@@ -30,7 +30,7 @@ pub struct Played {
     /// winner was behind another seat, and the positions rated.
     pub winner_behind: Option<(u32, u32)>,
     /// With a board in `view/3`: the sites a piece stood on at some time
-    /// in the game, and the sites of the board.
+    /// in the game, and the sites the board had.
     pub coverage: Option<(u32, u32)>,
     /// With a board in `view/3`: the pieces on it at the start and at the
     /// end.
@@ -120,12 +120,15 @@ pub fn play_one(
     // the mover at each ply it judged, the sites covered.
     let mut values: Vec<Vec<f64>> = Vec::new();
     let mut estimates: Vec<Option<(usize, f64)>> = Vec::new();
-    let mut covered: Option<(HashSet<String>, u32)> = None;
+    // The sites stood on, and every site the board had (a board may grow
+    // as a game goes, as Domin-Up's table does).
+    let mut covered: Option<(HashSet<String>, HashSet<String>)> = None;
     let mut first_pieces = None;
     let mut last_pieces = 0;
     let mut see = |game: &mut Game, s: &State| -> Result<(), GameError> {
         if let Some((sites, on)) = board(game, s)? {
-            let (seen, _) = covered.get_or_insert_with(|| (HashSet::new(), sites.len() as u32));
+            let (seen, all) = covered.get_or_insert_with(Default::default);
+            all.extend(sites);
             seen.extend(on.iter().map(|(at, _)| at.clone()));
             last_pieces = on.iter().map(|(_, n)| n).sum();
             first_pieces.get_or_insert(last_pieces);
@@ -189,7 +192,7 @@ pub fn play_one(
         played.plies += 1;
     }
     if let Some((seen, sites)) = covered {
-        played.coverage = Some((seen.len() as u32, sites));
+        played.coverage = Some((seen.len() as u32, sites.len() as u32));
         played.pieces = first_pieces.map(|f| (f, last_pieces));
     }
     if let Some(Outcome::Winner(w)) = &played.outcome
