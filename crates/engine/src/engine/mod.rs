@@ -760,6 +760,13 @@ impl Engine {
         })
     }
 
+    /// The atom `name` as a term (no text to read: the name is the atom's
+    /// whatever it holds).
+    pub fn atom_term(&mut self, name: &str) -> Tmpl {
+        let c = Cell::Atom(self.m.atoms.intern(name));
+        self.m.store.copy_out(c, &mut Vec::new()).unwrap_or_else(|_| Tmpl { cells: vec![c], nvars: 0 })
+    }
+
     /// The positions of `terms` in the standard order of terms.
     pub fn standard_order(&mut self, terms: &[Tmpl]) -> Vec<u32> {
         self.reset();

@@ -780,7 +780,7 @@ impl Game {
 
     /// A player name as a term.
     fn atom(&mut self, name: &str) -> Result<Tmpl, GameError> {
-        self.engine.parse_term(&crate::engine::format_atom(name, true)).map_err(|e| GameError::Rules(e.to_string()))
+        Ok(self.engine.atom_term(name))
     }
 
     /// How the legal move `m` of `s` is written: `notation/3` when the
