@@ -9,13 +9,14 @@
 use serde_json::Value;
 use std::process::Command;
 
+/// `tabula ARGS`, run in the repository.
+fn tabula<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tabula")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap()
+}
+
+/// `tabula analyze ARGS`: its JSON (or null), its stderr, its exit code.
 fn analyze(args: &[&str]) -> (Value, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tabula"))
-        .arg("analyze")
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
+    let out = tabula(&[&["analyze"], args].concat());
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     (
         serde_json::from_str(&text).unwrap_or(Value::Null),
@@ -167,19 +168,16 @@ fn shards_merged_are_the_run_in_one_piece() {
     let args = ["breakthrough", "-o", "rows=5", "-o", "cols=6", "--games", "45", "--seat", "greedy", "--seed", "3"];
     let mut files = Vec::new();
     for i in 0..4 {
-        let out = Command::new(env!("CARGO_BIN_EXE_tabula"))
-            .arg("analyze")
-            .args(args)
-            .args(["--shard", &format!("{i}/4")])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .unwrap();
+        let out = tabula(&[&["analyze"], &args[..], &["--shard", &format!("{i}/4")]].concat());
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let file = dir.join(format!("shard-{i}.json"));
         std::fs::write(&file, &out.stdout).unwrap();
         files.push(file);
     }
-    let merged = Command::new(env!("CARGO_BIN_EXE_tabula")).arg("merge").args(&files).arg("--json").output().unwrap();
+    let mut line: Vec<&std::ffi::OsStr> = vec!["merge".as_ref()];
+    line.extend(files.iter().map(|f| f.as_os_str()));
+    line.push("--json".as_ref());
+    let merged = tabula(&line);
     assert!(merged.status.success(), "{}", String::from_utf8_lossy(&merged.stderr));
     let merged: Value = serde_json::from_slice(&merged.stdout).unwrap();
     let (whole, err, code) = analyze(&[&args[..], &["--threads", "1", "--json"]].concat());
