@@ -269,3 +269,45 @@ fn balance(backend: SVGBackend, name: &str, vs: &[Variant]) -> PlotResult<()> {
     root.present()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::metrics::Seating;
+
+    fn variant(label: &str, lengths: &[u32]) -> Variant {
+        let players = ["a".to_string(), "b".to_string()];
+        let controllers = vec![Controller::parse("random", None).unwrap(); 2];
+        let played: Vec<Played> = (lengths.iter().enumerate())
+            .map(|(g, &plies)| Played {
+                game: g as u64,
+                outcome: Some(crate::game::Outcome::Draw),
+                plies,
+                branching: vec![2; plies as usize],
+                lead_changes: None,
+                winner_behind: None,
+                coverage: None,
+                pieces: None,
+                decisive: None,
+            })
+            .collect();
+        let seating = Seating { seats: &players, controllers: &controllers, judge: None };
+        Variant { label: label.into(), metrics: metrics::metrics(&played, &seating, 400) }
+    }
+
+    #[test]
+    fn two_variants_share_their_length_bins() {
+        // Short games against long ones: one set of bins of one width
+        // covers both, and each variant's games are all in them.
+        let vs = [variant("short", &[10, 11, 12, 15, 19]), variant("long", &[40, 55, 70, 90])];
+        let (bins, counts) = shared_bins(&vs);
+        assert_eq!(bins.first().unwrap().0, 10);
+        assert!(bins.last().unwrap().1 >= 90);
+        let widths: Vec<u32> = bins.iter().map(|(from, to)| to + 1 - from).collect();
+        assert!(widths.windows(2).all(|w| w[0] == w[1]), "{bins:?}");
+        assert_eq!(counts[0].iter().sum::<u32>(), 5);
+        assert_eq!(counts[1].iter().sum::<u32>(), 4);
+        assert_eq!(counts.len(), 2);
+        assert!(counts.iter().all(|c| c.len() == bins.len()));
+    }
+}
