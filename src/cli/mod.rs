@@ -49,7 +49,7 @@ pub enum Command {
     Play(play::PlayArgs),
     #[command(flatten)]
     Batch(crate::plan::Batch),
-    /// Combine the shard files of a `match`, `tournament`, `perft` or `bench` run with
+    /// Combine the shard files of a `match`, `tournament`, `selfplay`, `perft`, `bench` or `analyze` run with
     /// `--shard I/N` into the report of the whole run.
     Merge(shards::MergeArgs),
     /// Serve games and queries over TCP (newline-delimited JSON).

@@ -1,4 +1,4 @@
-//! Work units from Python: a `match`, `perft` or `bench` command line made
+//! Work units from Python: a `match`, `perft`, `bench` or `analyze` command line made
 //! a job, one shard of it run in this process (a Ray task calls this), and
 //! the shards merged into the command's report. `tabula.cluster` drives
 //! them on Ray.
@@ -28,7 +28,7 @@ fn find(name: &str, dir: Option<&Path>) -> Result<(PathBuf, String), GameError> 
     }
 }
 
-/// Reads a `match`, `tournament`, `selfplay`, `perft` or `bench` command
+/// Reads a `match`, `tournament`, `selfplay`, `perft`, `bench` or `analyze` command
 /// line (as `tabula` takes it, without `tabula`) into `(job, path, rules,
 /// json, out, net)`: the job as JSON, the rules it runs, whether `--json`
 /// was given, self-play's `--out`, and a grounded GDL game's network (JSON,
