@@ -22,6 +22,11 @@ def perft_table(name):
     return table
 
 
+def ident(name, options):
+    """A test's name: the game's, with its short option values."""
+    return "-".join([name] + [str(v) for v in options.values() if len(str(v)) <= 12])
+
+
 @pytest.fixture
 def elsewhere(tmp_path, monkeypatch):
     """Runs a test from a folder with no games in it."""

@@ -9,6 +9,7 @@ from open_spiel.python.observation import make_observation  # noqa: E402
 
 import tabula  # noqa: E402
 import tabula.openspiel as tos  # noqa: E402
+from conftest import ident  # noqa: E402
 
 GAMES = [
     ("breakthrough", dict(rows=5, cols=5)),
@@ -36,10 +37,6 @@ GAMES = [
     ("amazons", {}),
 ]
 
-
-def ident(name, options):
-    """A test's name: the game's, with its short option values."""
-    return "-".join([name] + [str(v) for v in options.values() if len(str(v)) <= 12])
 
 _names = {}
 

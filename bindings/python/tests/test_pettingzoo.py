@@ -8,6 +8,7 @@ from pettingzoo.test import api_test, parallel_api_test, seed_test  # noqa: E402
 
 import tabula  # noqa: E402
 import tabula.pettingzoo as tpz  # noqa: E402
+from conftest import ident  # noqa: E402
 
 GAMES = [
     ("breakthrough", dict(rows=6, cols=6)),
@@ -34,10 +35,6 @@ GAMES = [
     ("amazons", {}),
 ]
 
-
-def ident(name, options):
-    """A test's name: the game's, with its short option values."""
-    return "-".join([name] + [str(v) for v in options.values() if len(str(v)) <= 12])
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
