@@ -29,6 +29,8 @@ fn controllers_parse_and_refuse_clearly() {
         "mcts:300",
         "guided",
         "guided:300",
+        "uct",
+        "uct:300",
         "rules",
         "rules:2",
     ] {
@@ -56,7 +58,7 @@ fn every_controller_plays_legal_moves_the_same_way_for_a_seed() {
         let o = g.options_term(&[]).unwrap();
         let players = g.players(&o).unwrap();
         let mut s = g.initial_state(&o, 5).unwrap();
-        for spec in ["random", "greedy", "minimax:1", "mcts:20", "guided:20", "rules:1"] {
+        for spec in ["random", "greedy", "minimax:1", "mcts:20", "guided:20", "uct:20", "rules:1"] {
             if spec.starts_with("rules") && !g.has("choose_move", 3) {
                 continue;
             }
@@ -80,6 +82,7 @@ fn guided_search_is_guided_where_the_rules_give_a_value() {
         ("breakthrough", "guided:30", true),
         ("hex", "guided:30", true),
         ("breakthrough", "mcts:30", false),
+        ("breakthrough", "uct:30", false),
         ("domin-up", "guided:30", false),
     ] {
         let mut g = load(name);

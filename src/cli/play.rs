@@ -19,7 +19,7 @@ pub struct PlayArgs {
     #[command(flatten)]
     pub start: StartArgs,
     /// Who plays a seat: SEAT=CONTROLLER, with CONTROLLER `human`, `random`,
-    /// `greedy`, `minimax[:DEPTH]`, `mcts[:PLAYOUTS]`, `guided[:ITERATIONS]` or `rules[:LEVEL]`
+    /// `greedy`, `minimax[:DEPTH]`, `mcts[:PLAYOUTS]`, `guided[:ITERATIONS]`, `uct[:PLAYOUTS]` or `rules[:LEVEL]`
     /// (the game's own choose_move/3). Default: the first seat human, the
     /// others mcts with a time budget of about 1.5 seconds a move.
     #[arg(long = "seat", value_name = "SEAT=CONTROLLER")]

@@ -177,7 +177,7 @@ pub struct MatchArgs {
     #[command(flatten)]
     pub common: Common,
     /// A player: SEAT=CONTROLLER, or CONTROLLER for the next seat in turn
-    /// order (`random`, `greedy`, `minimax[:DEPTH]`, `mcts[:PLAYOUTS]`, `guided[:ITERATIONS]`,
+    /// order (`random`, `greedy`, `minimax[:DEPTH]`, `mcts[:PLAYOUTS]`, `guided[:ITERATIONS]`, `uct[:PLAYOUTS]`,
     /// `rules[:LEVEL]`). Seats not given play `random`.
     #[arg(long = "seat", value_name = "[SEAT=]CONTROLLER", required = true)]
     pub seats: Vec<String>,
@@ -191,7 +191,7 @@ pub struct TournamentArgs {
     #[command(flatten)]
     pub common: Common,
     /// A controller in the tournament (`random`, `greedy`,
-    /// `minimax[:DEPTH]`, `mcts[:PLAYOUTS]`, `guided[:ITERATIONS]`, `rules[:LEVEL]`); give one for
+    /// `minimax[:DEPTH]`, `mcts[:PLAYOUTS]`, `guided[:ITERATIONS]`, `uct[:PLAYOUTS]`, `rules[:LEVEL]`); give one for
     /// each, at least as many as the game has seats.
     #[arg(long = "player", short = 'p', value_name = "CONTROLLER", required = true)]
     pub players: Vec<String>,

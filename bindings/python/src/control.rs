@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use tabula::ai;
 
 /// A computer player: `random`, `greedy`, `minimax[:DEPTH]`,
-/// `mcts[:PLAYOUTS]`, `guided[:ITERATIONS]` or `rules[:LEVEL]`, with an optional budget of
+/// `mcts[:PLAYOUTS]`, `guided[:ITERATIONS]`, `uct[:PLAYOUTS]` or `rules[:LEVEL]`, with an optional budget of
 /// seconds a move.
 #[pyclass(module = "tabula")]
 pub struct Controller {

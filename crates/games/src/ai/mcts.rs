@@ -410,12 +410,24 @@ pub(super) fn guided(game: &Game) -> bool {
     game.has("value", 3) && !game.hidden()
 }
 
+/// How a search uses the game's `value/3`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Style {
+    /// Not at all: uniformly random playouts to the end (`uct`).
+    Uniform,
+    /// To score the playouts it cuts short after [`PLAYOUT_CAP`] plies
+    /// (`mcts`, where the rules define `value/3`).
+    Cut,
+    /// To score every node it expands (`guided`).
+    Guided,
+}
+
 /// How a search is run: its iterations (playouts, or guided expansions),
-/// whether `value/3` guides it, and the threads that share it.
+/// how `value/3` serves it, and the threads that share it.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Search {
     pub budget: u32,
-    pub guided: bool,
+    pub style: Style,
     pub threads: usize,
 }
 
@@ -426,13 +438,14 @@ fn grow(
     players: &[String],
     root: &State,
     me: &str,
-    (iterations, guided): (u32, bool),
+    (iterations, style): (u32, Style),
     clock: &Clock,
     seed: u64,
 ) -> Result<(RootStats, u64), GameError> {
     game.seed(seed);
     let hidden = game.hidden();
-    let valued = game.has("value", 3);
+    let valued = game.has("value", 3) && style != Style::Uniform;
+    let guided = style == Style::Guided;
     let mut tree = Tree {
         game,
         players,
@@ -470,12 +483,13 @@ pub(super) fn choose(
     clock: Clock,
     seed: u64,
 ) -> Result<Choice, GameError> {
-    let Search { budget, guided, threads } = search;
+    let Search { budget, style, threads } = search;
+    let guided = style == Style::Guided;
     let threads = threads.max(1);
     let share = |k: usize| budget / threads as u32 + u32::from((k as u32) < budget % threads as u32);
     let mut results: Vec<Result<(RootStats, u64), GameError>> = Vec::new();
     if threads == 1 {
-        results.push(grow(game, players, state, me, (share(0), guided), &clock, thread_seed(seed, 0)));
+        results.push(grow(game, players, state, me, (share(0), style), &clock, thread_seed(seed, 0)));
     } else {
         // The other threads load their own copy of the rules (an engine is
         // not shared between threads) and read the state from its text.
@@ -488,11 +502,11 @@ pub(super) fn choose(
                     let (text, spec, options) = (&text, &spec, options.as_deref());
                     std::thread::Builder::new().stack_size(64 << 20).spawn_scoped(scope, move || {
                         let at = Position { state: text, options };
-                        worker(spec, at, players, me, (share(k), guided), &clock, thread_seed(seed, k))
+                        worker(spec, at, players, me, (share(k), style), &clock, thread_seed(seed, k))
                     })
                 })
                 .collect();
-            results.push(grow(game, players, state, me, (share(0), guided), &clock, thread_seed(seed, 0)));
+            results.push(grow(game, players, state, me, (share(0), style), &clock, thread_seed(seed, 0)));
             for h in handles {
                 results.push(match h {
                     Ok(h) => h.join().unwrap_or_else(|_| Err(GameError::Rules("a search thread failed".into()))),
@@ -562,7 +576,7 @@ fn worker(
     at: Position,
     players: &[String],
     me: &str,
-    (iterations, guided): (u32, bool),
+    (iterations, style): (u32, Style),
     clock: &Clock,
     seed: u64,
 ) -> Result<(RootStats, u64), GameError> {
@@ -574,5 +588,5 @@ fn worker(
         game.use_options(&o);
     }
     let t = parse(&mut game, at.state)?;
-    grow(&mut game, players, &State(t), me, (iterations, guided), clock, seed)
+    grow(&mut game, players, &State(t), me, (iterations, style), clock, seed)
 }

@@ -2,9 +2,11 @@
 //! `greedy` (best `value/3` after one move), `minimax[:DEPTH]` (alpha-beta,
 //! paranoid for more than two players, iterative deepening, transposition
 //! table), `mcts[:PLAYOUTS]` (UCT with random playouts, per-player
-//! rewards), `guided[:ITERATIONS]` (UCT guided by `value/3` where the rules
-//! define it and hide nothing, else as `mcts`) and `rules[:LEVEL]` (the
-//! game's own `choose_move/3`).
+//! rewards; a playout still going after a few plies is scored by `value/3`
+//! where the rules define it), `guided[:ITERATIONS]` (UCT guided by
+//! `value/3` where the rules define it and hide nothing, else as `mcts`),
+//! `uct[:PLAYOUTS]` (plain UCT: random playouts to the end, `value/3`
+//! unused) and `rules[:LEVEL]` (the game's own `choose_move/3`).
 //!
 //! Every decision is seeded: the same seed (and thread count) gives the
 //! same move, unless a time budget (`--think`) cuts the search short.
@@ -36,6 +38,9 @@ pub enum Kind {
     /// Iterations per move of the search guided by `value/3` (as `Mcts`
     /// where the game has no `value/3` or hides something).
     Guided(Option<u32>),
+    /// Playouts per move of plain UCT: uniformly random playouts to the
+    /// end, `value/3` unused (as `Mcts` in a game without it).
+    Uct(Option<u32>),
     /// The level passed to `choose_move/3`.
     Rules(i64),
 }
@@ -65,13 +70,15 @@ impl fmt::Display for Controller {
             Kind::Mcts(Some(n)) => write!(f, "mcts:{n}"),
             Kind::Guided(None) => write!(f, "guided"),
             Kind::Guided(Some(n)) => write!(f, "guided:{n}"),
+            Kind::Uct(None) => write!(f, "uct"),
+            Kind::Uct(Some(n)) => write!(f, "uct:{n}"),
             Kind::Rules(l) => write!(f, "rules:{l}"),
         }
     }
 }
 
 const CONTROLLERS: &str =
-    "human, random, greedy, minimax[:DEPTH], mcts[:PLAYOUTS], guided[:ITERATIONS] or rules[:LEVEL]";
+    "human, random, greedy, minimax[:DEPTH], mcts[:PLAYOUTS], guided[:ITERATIONS], uct[:PLAYOUTS] or rules[:LEVEL]";
 
 impl Controller {
     /// Whether this controller can play `game`: the `rules` controller
@@ -107,6 +114,8 @@ impl Controller {
             ("mcts", Some(n)) => Kind::Mcts(Some(number("PLAYOUTS", n)?)),
             ("guided", None) => Kind::Guided(None),
             ("guided", Some(n)) => Kind::Guided(Some(number("ITERATIONS", n)?)),
+            ("uct", None) => Kind::Uct(None),
+            ("uct", Some(n)) => Kind::Uct(Some(number("PLAYOUTS", n)?)),
             ("rules", None) => Kind::Rules(1),
             ("rules", Some(l)) => {
                 Kind::Rules(l.parse().map_err(|_| format!("rules:LEVEL needs a whole number, not `{l}`"))?)
@@ -120,7 +129,9 @@ impl Controller {
         }
         // A search given no size is bounded by time.
         let think = match kind {
-            Kind::Minimax(None) | Kind::Mcts(None) | Kind::Guided(None) => think.or(Some(DEFAULT_THINK)),
+            Kind::Minimax(None) | Kind::Mcts(None) | Kind::Guided(None) | Kind::Uct(None) => {
+                think.or(Some(DEFAULT_THINK))
+            }
             _ => think,
         };
         Ok(Controller { kind, think })
@@ -135,7 +146,7 @@ impl Controller {
     /// Whether this controller looks ahead (a search, or the game's own
     /// player), so that its move is worth giving as a hint.
     pub fn looks_ahead(&self) -> bool {
-        matches!(self.kind, Kind::Minimax(_) | Kind::Mcts(_) | Kind::Guided(_) | Kind::Rules(_))
+        matches!(self.kind, Kind::Minimax(_) | Kind::Mcts(_) | Kind::Guided(_) | Kind::Uct(_) | Kind::Rules(_))
     }
 
     pub fn strength(&self) -> (u32, u64) {
@@ -146,6 +157,7 @@ impl Controller {
             Kind::Greedy => (2, 0),
             Kind::Rules(l) => (3, l.max(0) as u64),
             Kind::Minimax(d) => (4, budget.max(d.unwrap_or(DEFAULT_DEPTH) as u64)),
+            Kind::Uct(n) => (5, budget.max(n.unwrap_or(DEFAULT_PLAYOUTS) as u64)),
             Kind::Guided(n) => (5, budget.max(n.unwrap_or(DEFAULT_PLAYOUTS) as u64)),
             Kind::Mcts(n) => (6, budget.max(n.unwrap_or(DEFAULT_PLAYOUTS) as u64)),
         }
@@ -263,14 +275,18 @@ pub fn choose(
             Choice::plain(game.choose_move(&sample, *level)?, format!("choose_move/3 at level {level}"))
         }
         Kind::Minimax(depth) => minimax::choose(game, state, &mover, *depth, clock, &mut rng)?,
-        Kind::Mcts(n) | Kind::Guided(n) => {
+        Kind::Mcts(n) | Kind::Guided(n) | Kind::Uct(n) => {
             let budget = match (n, ctl.think) {
                 (Some(n), _) => *n,
                 (None, Some(_)) => u32::MAX,
                 (None, None) => DEFAULT_PLAYOUTS,
             };
-            let guided = matches!(ctl.kind, Kind::Guided(_)) && mcts::guided(game);
-            let search = mcts::Search { budget, guided, threads };
+            let style = match ctl.kind {
+                Kind::Guided(_) if mcts::guided(game) => mcts::Style::Guided,
+                Kind::Uct(_) => mcts::Style::Uniform,
+                _ => mcts::Style::Cut,
+            };
+            let search = mcts::Search { budget, style, threads };
             mcts::choose(game, players, state, &mover, search, clock, rng.r#gen())?
         }
     };

@@ -53,10 +53,10 @@ pub struct Seating<'a> {
 /// How a judge must be: a search that estimates (`mcts`, `guided`), in a
 /// game of two seats.
 pub fn check_judge(judge: &Controller, seats: usize) -> Result<(), String> {
-    if !matches!(judge.kind, Kind::Mcts(_) | Kind::Guided(_)) {
+    if !matches!(judge.kind, Kind::Mcts(_) | Kind::Guided(_) | Kind::Uct(_)) {
         return Err(format!(
-            "decisive moves are found by a search that estimates a position's result: `mcts[:PLAYOUTS]` or \
-             `guided[:ITERATIONS]`, not `{judge}`"
+            "decisive moves are found by a search that estimates a position's result: `mcts[:PLAYOUTS]`, \
+             `guided[:ITERATIONS]` or `uct[:PLAYOUTS]`, not `{judge}`"
         ));
     }
     if seats != 2 {
