@@ -5,13 +5,14 @@
 //! number of games and the ply limit; the query string carries them, so
 //! an analysis is a link (without a query, the page is the form alone).
 //! The games are played on the connection's thread, one at a time, each
-//! variant's within [`TIME`]: the games started by then are reported.
+//! variant's within [`TIME`]: the games started by then are reported. The
+//! server runs as many analyses at once as the machine has cores.
 
 use crate::ai::Controller;
 use crate::game::{Allowed, Game, OptionSpec, metrics};
 use crate::work::{self, Hooks, Job, Shard, Task, Unit, Variant};
 use std::fmt::Write;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// Games a page plays at most, and by default.
@@ -23,6 +24,28 @@ const MAX_PLIES: u32 = 2000;
 pub const TIME: Duration = Duration::from_secs(20);
 /// The players a page offers.
 const PLAYERS: [&str; 2] = ["random", "greedy"];
+
+/// Analyses running now, in the whole server.
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+/// One analysis running: a place among as many as the machine has cores,
+/// given back when dropped.
+pub struct Running(());
+
+impl Running {
+    /// A place, if one is free.
+    pub fn start() -> Option<Running> {
+        let most = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let taken = RUNNING.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n < most).then_some(n + 1));
+        taken.ok().map(|_| Running(()))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
 
 /// What the page was asked for.
 struct Asked {
@@ -321,4 +344,26 @@ fn document(title: &str, body: &str) -> String {
          <p><a href=\"/\">Play a game</a></p></header><main>{body}</main></body></html>\n",
         escape(title)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn as_many_analyses_run_at_once_as_there_are_cores() {
+        let most = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let held: Vec<Running> = (0..most).map(|_| Running::start().unwrap()).collect();
+        assert!(Running::start().is_none());
+        drop(held);
+        assert!(Running::start().is_some());
+    }
+
+    #[test]
+    fn what_a_page_echoes_is_escaped() {
+        assert_eq!(
+            escape("<script>\"x\" & 'y'</script>"),
+            "&lt;script&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/script&gt;"
+        );
+    }
 }

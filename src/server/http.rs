@@ -347,6 +347,13 @@ fn analysis(shared: &Arc<Shared>, name: &str, query: &str, client: Client) -> Re
         Ok(h) => h,
         Err(f) => return Response::error(&f),
     };
+    // As many analyses at once as the machine has cores, whoever asks.
+    let Some(_running) = super::analyze::Running::start() else {
+        return Response::error(
+            &fail("server_full", "the server is analysing as many games as it has cores; try again shortly")
+                .retry_after(super::analyze::TIME.as_secs()),
+        );
+    };
     let (status, page) = super::analyze::page(&shared.config.games_dir, name, query, &shared.stop);
     Response { status, kind: "text/html; charset=utf-8", body: page.into_bytes(), cache: "no-store", retry: None }
 }

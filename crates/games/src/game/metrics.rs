@@ -77,8 +77,10 @@ fn board(game: &mut Game, s: &State) -> Result<Option<Board>, GameError> {
     }
     let ids: HashSet<&str> = sites.iter().map(|s| s.id.as_str()).collect();
     let mut on: Vec<(String, u32)> = Vec::new();
-    let stood = pieces.iter().map(|p| (p.at.clone(), 1)).chain(stacks.iter().map(|(at, n)| (at.clone(), *n as u32)));
-    for (at, n) in stood.filter(|(at, n)| *n > 0 && ids.contains(at.as_str())) {
+    let stacked =
+        stacks.iter().filter(|(_, n)| *n > 0).map(|(at, n)| (at.clone(), u32::try_from(*n).unwrap_or(u32::MAX)));
+    let stood = pieces.iter().map(|p| (p.at.clone(), 1)).chain(stacked);
+    for (at, n) in stood.filter(|(at, _)| ids.contains(at.as_str())) {
         match on.iter_mut().find(|(a, _)| *a == at) {
             // A stack's count is the pieces there; its top is drawn too.
             Some(x) => x.1 = x.1.max(n),
