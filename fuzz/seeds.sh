@@ -12,10 +12,11 @@ cp "$root"/tests/fixtures/queries/*.pl "$c/rules/" 2>/dev/null || true
 cp "$root"/games/*.kif "$c/kif/"
 gdl="$root/../shared/gdl-corpus"
 if [ -d "$gdl" ]; then
-  # Not the games that take seconds to load (gt_two_thirds_4p 5 s and
-  # _6p 13 s, laikLee_hex 2.6 s and 0.9 GB, in release; several times that
-  # under the fuzzer's instrumentation): found by fuzzing, left for a later
-  # change of the GDL translation's probe and static evaluation.
+  # Not the games that take seconds to load (in release, one core:
+  # gt_two_thirds_4p 0.9 s and _6p 2.0 s since the reader's fast path
+  # for facts, 2.8 s and 6.1 s before; laikLee_hex 1.7 s and 0.9 GB;
+  # several times that under the fuzzer's instrumentation): found by
+  # fuzzing; what is left is the static evaluation's own cost.
   find "$gdl" -name '*.kif' | sort | grep -v -e gt_two_thirds -e laikLee_hex | head -60 |
     while read -r f; do cp "$f" "$c/kif/"; done
 fi

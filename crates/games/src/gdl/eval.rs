@@ -16,6 +16,7 @@
 use super::check::Analysis;
 use super::{Atom, Flat, FlatClause, Term};
 use crate::syntax::{Diagnostic, Span};
+use rustc_hash::FxHashMap;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -65,8 +66,8 @@ enum Goal {
 struct Rel {
     tuples: Vec<Rc<[G]>>,
     /// Each fact's position.
-    set: HashMap<Rc<[G]>, usize>,
-    by_arg: Vec<HashMap<G, Vec<usize>>>,
+    set: FxHashMap<Rc<[G]>, usize>,
+    by_arg: Vec<FxHashMap<G, Vec<usize>>>,
 }
 
 impl Rel {
@@ -75,7 +76,7 @@ impl Rel {
             return false;
         }
         if self.by_arg.len() < t.len() {
-            self.by_arg.resize_with(t.len(), HashMap::new);
+            self.by_arg.resize_with(t.len(), FxHashMap::default);
         }
         for (i, g) in t.iter().enumerate() {
             self.by_arg[i].entry(g.clone()).or_default().push(self.tuples.len());
