@@ -6,17 +6,7 @@ use super::{Games, Job, Part, Task};
 use serde_json::{Value as Json, json};
 use std::fmt::Write;
 
-/// Wilson's 95% interval for a proportion `p` of `n` trials.
-pub fn wilson(p: f64, n: f64) -> (f64, f64) {
-    if n == 0.0 {
-        return (0.0, 1.0);
-    }
-    let z = 1.96_f64;
-    let d = 1.0 + z * z / n;
-    let centre = (p + z * z / (2.0 * n)) / d;
-    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / d;
-    ((centre - half).max(0.0), (centre + half).min(1.0))
-}
+pub use tabula_games::game::metrics::wilson;
 
 /// How a result was made: in how many shards, in how many seconds (the
 /// time of a whole run, or of a cluster run, or its shards' seconds added

@@ -248,13 +248,23 @@ pub struct Rate {
 
 impl Rate {
     pub fn new(count: u32, of: u32) -> Rate {
-        let n = f64::from(of.max(1));
-        let p = f64::from(count) / n;
-        let z = 1.96f64;
-        let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
-        let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / (1.0 + z * z / n);
-        Rate { count, of, rate: p, low: (centre - half).max(0.0), high: (centre + half).min(1.0) }
+        let p = f64::from(count) / f64::from(of.max(1));
+        let (low, high) = wilson(p, f64::from(of));
+        Rate { count, of, rate: p, low, high }
     }
+}
+
+/// The 95% Wilson score interval of a proportion `p` observed in `n`
+/// trials (a draw may count half); nothing observed is `(0, 1)`.
+pub fn wilson(p: f64, n: f64) -> (f64, f64) {
+    if n == 0.0 {
+        return (0.0, 1.0);
+    }
+    let z = 1.96_f64;
+    let d = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / d;
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / d;
+    ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
 /// A quantity's spread over the games.
