@@ -98,6 +98,35 @@ fn guided_search_is_guided_where_the_rules_give_a_value() {
     }
 }
 
+/// `playout_plies/2` says how far `mcts` plays out before `value/3`
+/// judges: Othello's says `end`, so its `mcts` is `uct` (the same choice,
+/// visits and expected reward for a seed), where Breakthrough's cut
+/// playouts make another search; a value that is no number of plies is an
+/// error that says so.
+#[test]
+fn the_rules_say_how_far_mcts_plays_out() {
+    let search = |g: &mut Game, spec: &str| {
+        let o = g.options_term(&[]).unwrap();
+        let players = g.players(&o).unwrap();
+        let s = g.initial_state(&o, 4).unwrap();
+        ai::choose(g, &players, &s, &Controller::parse(spec, None).unwrap(), 9, 1)
+    };
+    for (name, alike) in [("othello", true), ("breakthrough", false)] {
+        let mut g = load(name);
+        let (cut, full) = (search(&mut g, "mcts:200").unwrap(), search(&mut g, "uct:200").unwrap());
+        assert_eq!((&cut.mv, &cut.visits, cut.value) == (&full.mv, &full.visits, full.value), alike, "{name}");
+    }
+    let dir = std::env::temp_dir().join(format!("tabula-plies-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("games/connect4.rules")).unwrap();
+    let file = dir.join("soon.rules");
+    std::fs::write(&file, format!("{src}\nplayout_plies(_, soon).\n")).unwrap();
+    let mut g = tabula::loader::load(&file).unwrap().0;
+    let e = search(&mut g, "mcts:50").unwrap_err().to_string();
+    assert!(e.contains("playout_plies/2 must give a number of plies (0 or more) or `end`, not soon"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Guided search sees every reply to the moves it looks at: in Connect
 /// Four, where the opponent would win on the next move unless a column is
 /// blocked, `guided` blocks it (a search that drew replies at random could

@@ -44,7 +44,10 @@ const MINIMAX_WEIGHT: f64 = 0.5;
 /// in the game's evaluation cost a fraction of long ones, e.g. 3.1 s
 /// instead of 15.7 s for 2000 playouts at the start of Breakthrough, and a
 /// random move far from the root says little anyway). Without `value/3` a
-/// cut playout would say nothing (a draw): playouts run to the end.
+/// cut playout would say nothing (a draw): playouts run to the end. The
+/// rules may set another cap (`playout_plies/2`): Othello's says `end`,
+/// since its evaluation after 8 random plies lost 13–2–25 to playouts run
+/// to the end.
 const PLAYOUT_CAP: u64 = 8;
 
 struct Node {
@@ -95,8 +98,9 @@ struct Tree<'a> {
     players: &'a [String],
     nodes: Vec<Node>,
     hidden: bool,
-    /// Whether the game has `value/3` (to score a playout cut short).
-    valued: bool,
+    /// Plies a playout runs at most before `value/3` scores it (`u64::MAX`
+    /// where nothing scores it: to the end).
+    cap: u64,
     rng: ChaCha8Rng,
     playouts: u64,
     /// Whether the search is guided by `value/3` (see the module's text).
@@ -152,8 +156,7 @@ impl Tree<'_> {
                 self.nodes.push(Node::new(self.players.len()));
                 self.nodes[node].children.push((hashes[i], succ[i].0.clone(), child));
                 path.push(child);
-                let cap = if self.valued { PLAYOUT_CAP } else { u64::MAX };
-                let playout = self.game.random_playout(&succ[i].1, cap, clock.left());
+                let playout = self.game.random_playout(&succ[i].1, self.cap, clock.left());
                 self.nodes[node].succ = Some(succ);
                 let Some((_, end)) = playout? else {
                     return Ok(false);
@@ -415,8 +418,9 @@ pub(super) fn guided(game: &Game) -> bool {
 pub(super) enum Style {
     /// Not at all: uniformly random playouts to the end (`uct`).
     Uniform,
-    /// To score the playouts it cuts short after [`PLAYOUT_CAP`] plies
-    /// (`mcts`, where the rules define `value/3`).
+    /// To score the playouts it cuts short after [`PLAYOUT_CAP`] plies, or
+    /// as many as the rules' `playout_plies/2` says (`mcts`, where the
+    /// rules define `value/3`).
     Cut,
     /// To score every node it expands (`guided`).
     Guided,
@@ -446,12 +450,18 @@ fn grow(
     let hidden = game.hidden();
     let valued = game.has("value", 3) && style != Style::Uniform;
     let guided = style == Style::Guided;
+    // The rules may say how far to play out before `value/3` judges (to
+    // the end, where their evaluation misleads after a few random plies).
+    let cap = match valued {
+        true => game.playout_plies(root)?.unwrap_or(PLAYOUT_CAP),
+        false => u64::MAX,
+    };
     let mut tree = Tree {
         game,
         players,
         nodes: vec![Node::new(players.len())],
         hidden,
-        valued,
+        cap,
         guided,
         rng: ChaCha8Rng::seed_from_u64(seed),
         playouts: 0,

@@ -778,6 +778,24 @@ impl Game {
         }
     }
 
+    /// How many plies `mcts` plays a random playout from `s` before it
+    /// scores the playout by `value/3` (`playout_plies(State, Plies)`, an
+    /// integer, or `end` for none: `u64::MAX`), if the rules say.
+    pub fn playout_plies(&mut self, s: &State) -> Result<Option<u64>, GameError> {
+        if !self.has("playout_plies", 2) {
+            return Ok(None);
+        }
+        let r = self.call1("playout_plies", &[Arg::In(&s.0), Arg::Out], "playout_plies/2")?;
+        match self.engine.value(&r[0]) {
+            Value::Int(n) if n >= 0 => Ok(Some(n as u64)),
+            Value::Atom(a) if a == "end" => Ok(Some(u64::MAX)),
+            _ => Err(GameError::Rules(format!(
+                "playout_plies/2 must give a number of plies (0 or more) or `end`, not {}",
+                self.engine.term_text(&r[0])
+            ))),
+        }
+    }
+
     /// A player name as a term.
     fn atom(&mut self, name: &str) -> Result<Tmpl, GameError> {
         Ok(self.engine.atom_term(name))
