@@ -228,6 +228,7 @@ const OPTIONAL: &[(&str, u32)] = &[
     ("display", 2),
     ("score", 3),
     ("value", 3),
+    ("playout_plies", 2),
     ("sample_state", 3),
     ("move", 2),
     ("hidden_move", 1),

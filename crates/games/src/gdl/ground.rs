@@ -96,17 +96,16 @@ pub struct Net {
 /// A network turned round for evaluation by changes (as Sancho and other
 /// propnet players do): for each proposition, the rules that read it, so
 /// that a change of a fluent or an action reaches only what depends on it.
-/// Each rule counts its literals that hold and each proposition its rules
-/// that hold; a count that crosses its threshold changes the proposition,
+/// Each rule counts its literals that do not hold and each proposition its
+/// rules that do; a count that reaches or leaves zero changes the rule,
 /// and that change travels on in turn. Counts cannot settle a recursive
 /// group (its members could hold each other up): a change that reaches
 /// one marks the group, which is evaluated whole again, earliest group
 /// first, once the changes before it have travelled.
 #[derive(Debug)]
 struct Fanout {
-    /// Each rule's proposition and its number of literals.
+    /// Each rule's proposition.
     head: Vec<u32>,
-    need: Vec<u32>,
     /// For each proposition, its readers (a range of `readers`): a rule's
     /// number times two, plus one where it reads the proposition negated.
     start: Vec<u32>,
@@ -116,6 +115,8 @@ struct Fanout {
     /// evaluation.
     group: Vec<u32>,
     members: Vec<(u32, u32)>,
+    /// Each rule's proposition's group (or `NONE`), where there are groups.
+    rule_group: Vec<u32>,
 }
 
 impl Fanout {
@@ -137,7 +138,6 @@ impl Fanout {
                 head[r as usize] = p as u32;
             }
         }
-        let need = net.lit_start.windows(2).map(|w| w[1] - w[0]).collect();
         let mut count = vec![0u32; net.props + 1];
         for &l in &net.lits {
             count[(l / 2) as usize + 1] += 1;
@@ -154,7 +154,11 @@ impl Fanout {
                 count[q] += 1;
             }
         }
-        Some(Fanout { head, need, start, readers, group, members })
+        let rule_group = match members.is_empty() {
+            true => Vec::new(),
+            false => head.iter().map(|&p| group[p as usize]).collect(),
+        };
+        Some(Fanout { head, start, readers, group, members, rule_group })
     }
 }
 
@@ -690,10 +694,11 @@ struct Values {
     /// Literals read so far (the measure of the network's work).
     work: u64,
     /// Evaluation by changes, once `v` is whole: each rule's literals that
-    /// hold, each proposition's rules that hold; the changes to pass on.
-    counts: Vec<u32>,
+    /// do not hold, each proposition's rules that do; the changes to pass
+    /// on (in order: a proposition's changes are passed on as they came).
+    missing: Vec<u32>,
     support: Vec<u32>,
-    queue: std::collections::VecDeque<u32>,
+    queue: Vec<u32>,
     /// The recursive groups a change reached, to evaluate again (earliest
     /// first), and whether each is among them.
     pending: std::collections::BinaryHeap<std::cmp::Reverse<u32>>,
@@ -790,15 +795,15 @@ impl Net {
         // (the state's alone evaluates only those that do not).
         self.run(&self.move_steps, &mut vals.v, &mut vals.work);
         let v = &vals.v;
-        vals.counts.clear();
-        vals.counts.extend(self.lit_start.windows(2).map(|w| {
-            self.lits[w[0] as usize..w[1] as usize].iter().filter(|&&l| v[(l / 2) as usize] != (l & 1 == 1)).count()
+        vals.missing.clear();
+        vals.missing.extend(self.lit_start.windows(2).map(|w| {
+            self.lits[w[0] as usize..w[1] as usize].iter().filter(|&&l| v[(l / 2) as usize] == (l & 1 == 1)).count()
                 as u32
         }));
         vals.support.clear();
         vals.support.resize(self.props, 0);
-        for (r, &c) in vals.counts.iter().enumerate() {
-            if c == f.need[r] {
+        for (r, &m) in vals.missing.iter().enumerate() {
+            if m == 0 {
                 vals.support[f.head[r] as usize] += 1;
             }
         }
@@ -813,7 +818,7 @@ impl Net {
             return;
         }
         vals.v[q as usize] = on;
-        vals.queue.push_back(q * 2 + u32::from(on));
+        vals.queue.push(q * 2 + u32::from(on));
         vals.dirty.resize(f.members.len(), false);
         loop {
             self.pass_on(f, vals);
@@ -828,14 +833,17 @@ impl Net {
     fn pass_on(&self, f: &Fanout, vals: &mut Values) {
         // In order of the changes, so each rule's count moves one step at a
         // time from one exact value to the next.
-        while let Some(e) = vals.queue.pop_front() {
+        let mut next = 0;
+        while let Some(&e) = vals.queue.get(next) {
+            next += 1;
             let (q, on) = ((e / 2) as usize, e & 1 == 1);
             let readers = &f.readers[f.start[q] as usize..f.start[q + 1] as usize];
             vals.work += readers.len() as u64;
             for &x in readers {
                 let r = (x / 2) as usize;
-                let g = f.group[f.head[r] as usize];
-                if g != NONE {
+                if let Some(&g) = f.rule_group.get(r)
+                    && g != NONE
+                {
                     // A rule of a recursive group: the group is evaluated
                     // whole (a member's change comes from that evaluation).
                     if g != f.group[q] && !vals.dirty[g as usize] {
@@ -844,31 +852,34 @@ impl Net {
                     }
                     continue;
                 }
-                let need = f.need[r];
-                let was = vals.counts[r] == need;
                 // A positive literal holds when its proposition does; a
-                // negated one when it does not.
-                if on != (x & 1 == 1) {
-                    vals.counts[r] += 1;
-                } else {
-                    vals.counts[r] -= 1;
-                }
-                let is = vals.counts[r] == need;
-                if was != is {
+                // negated one when it does not. The rule changes when its
+                // count of literals that do not hold reaches or leaves 0.
+                let p = if on != (x & 1 == 1) {
+                    vals.missing[r] -= 1;
+                    if vals.missing[r] != 0 {
+                        continue;
+                    }
                     let p = f.head[r] as usize;
-                    if is {
-                        vals.support[p] += 1;
-                    } else {
-                        vals.support[p] -= 1;
+                    vals.support[p] += 1;
+                    p
+                } else {
+                    vals.missing[r] += 1;
+                    if vals.missing[r] != 1 {
+                        continue;
                     }
-                    let holds = vals.support[p] > 0;
-                    if holds != vals.v[p] {
-                        vals.v[p] = holds;
-                        vals.queue.push_back(p as u32 * 2 + u32::from(holds));
-                    }
+                    let p = f.head[r] as usize;
+                    vals.support[p] -= 1;
+                    p
+                };
+                let holds = vals.support[p] > 0;
+                if holds != vals.v[p] {
+                    vals.v[p] = holds;
+                    vals.queue.push(p as u32 * 2 + u32::from(holds));
                 }
             }
         }
+        vals.queue.clear();
     }
 
     /// Evaluates recursive group `g` again, from nothing to its least
@@ -882,7 +893,7 @@ impl Net {
         for (&p, &was) in members.iter().zip(&vals.before) {
             let is = vals.v[p as usize];
             if is != was {
-                vals.queue.push_back(p * 2 + u32::from(is));
+                vals.queue.push(p * 2 + u32::from(is));
             }
         }
     }
