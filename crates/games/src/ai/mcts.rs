@@ -452,10 +452,7 @@ fn grow(
     let guided = style == Style::Guided;
     // The rules may say how far to play out before `value/3` judges (to
     // the end, where their evaluation misleads after a few random plies).
-    let cap = match valued {
-        true => game.playout_plies(root)?.unwrap_or(PLAYOUT_CAP),
-        false => u64::MAX,
-    };
+    let cap = if valued { game.playout_plies(root)?.unwrap_or(PLAYOUT_CAP) } else { u64::MAX };
     let mut tree = Tree {
         game,
         players,
