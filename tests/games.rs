@@ -134,6 +134,18 @@ fn an_option_no_rule_reads_is_a_warning() {
     assert_eq!(v["played"]["draws"], 5, "every game is drawn at 6: {v}");
 }
 
+/// `playout_plies/2` without `value/3` is never read (`mcts` plays to the
+/// end without a value to judge by): a warning of `check`.
+#[test]
+fn playout_plies_without_a_value_is_a_warning() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/games_warned/playout_plies_alone.rules");
+    let out = Command::new(env!("CARGO_BIN_EXE_tabula")).arg("check").arg(&path).output().unwrap();
+    let (said, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "a warning is not an error: {err}");
+    assert!(err.contains("warning: playout_plies/2 is read only with value/3"), "{err}");
+    assert!(said.contains("game ok (1 warning)"), "{said}");
+}
+
 /// A game with nothing hidden may show every player's hand to everyone:
 /// only a game with `sample_state/3` has hands to keep secret.
 #[test]

@@ -185,6 +185,13 @@ fn game_checks(loaded: Result<Game, crate::game::GameError>, c: &mut Checked) {
         return c.fail(problems);
     }
     c.cautions = game.unread_options();
+    if game.has("playout_plies", 2) && !game.has("value", 3) {
+        c.cautions.push(
+            "playout_plies/2 is read only with value/3, which this game does not define: mcts plays every \
+             playout to the end"
+                .into(),
+        );
+    }
     c.warnings += c.cautions.len();
     c.played = Some(played);
 }

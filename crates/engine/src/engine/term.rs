@@ -70,6 +70,9 @@ pub fn hash_cells(cells: &[Cell]) -> u64 {
     h
 }
 
+/// The cells of the largest term [`Store::copy_flat`] copies.
+pub const FLAT: usize = 16;
+
 /// Constant arguments a probe compares (the first ones of a compound).
 const PROBE_KEYS: usize = 4;
 
@@ -692,6 +695,38 @@ impl Store {
     /// The cells of the last `copy_out_scratch`.
     pub fn last_copy(&self) -> &[Cell] {
         &self.copy_cells
+    }
+
+    /// `copy_out` of an atomic term, or of a compound whose arguments are
+    /// all atomic (a move such as `m(2, 1, 2, 2)`), into `buf`: the cells
+    /// `copy_out` would give, without its general walk; `None` for any
+    /// other term, or one with more than `FLAT - 2` arguments.
+    #[inline]
+    pub fn copy_flat<'b>(&self, root: Cell, buf: &'b mut [Cell; FLAT]) -> Option<&'b [Cell]> {
+        match self.deref(root) {
+            Cell::Str(p) => {
+                let Cell::Fun(f, n) = self.heap[p] else { unreachable!("Str points at Fun") };
+                let n = n as usize;
+                if n + 2 > FLAT {
+                    return None;
+                }
+                buf[0] = Cell::Str(1);
+                buf[1] = Cell::Fun(f, n as u32);
+                for i in 0..n {
+                    let a = self.deref(self.heap[p + 1 + i]);
+                    if !a.is_atomic() {
+                        return None;
+                    }
+                    buf[2 + i] = a;
+                }
+                Some(&buf[..n + 2])
+            }
+            c if c.is_atomic() => {
+                buf[0] = c;
+                Some(&buf[..1])
+            }
+            _ => None,
+        }
     }
 
     /// `copy_out` into a buffer the store keeps (no allocation once it has

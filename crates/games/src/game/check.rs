@@ -342,10 +342,22 @@ impl Game {
         None
     }
 
+    /// What goes wrong in `value/3` (for each player) or
+    /// `playout_plies/2` in a position that is not over, if anything.
+    fn search_problem(&mut self, s: &State, players: &[String]) -> Option<String> {
+        for p in players {
+            if let Err(e) = self.value(s, p) {
+                return Some(e.to_string());
+            }
+        }
+        self.playout_plies(s).err().map(|e| e.to_string())
+    }
+
     /// Plays `games` seeded random games (at most `max_plies` each) and
     /// reports what breaks the interface's rules: states that are not
     /// ground, positions without `to_move/2`, a move or a notation listed
-    /// twice, a position with no move that `game_over/2` does not end; and
+    /// twice, a position with no move that `game_over/2` does not end, a
+    /// `value/3` or `playout_plies/2` that fails or gives no number; and
     /// what the games were like ([`Played`]).
     pub fn check_play(&mut self, options: &Tmpl, games: u32, max_plies: u32, seed: u64) -> (Vec<String>, Played) {
         let mut played = Played::default();
@@ -420,6 +432,14 @@ impl Game {
                 if let Err(e) = self.to_move(&state) {
                     report(format!("to_move/2 fails in a position that is not over ({e})"), g, ply);
                     continue 'games;
+                }
+                // The computer players' predicates, where the rules define
+                // them: each problem once (a wrong value names its term).
+                if !view_kinds.contains("search")
+                    && let Some(p) = self.search_problem(&state, &players)
+                {
+                    view_kinds.insert("search");
+                    report(p, g, ply);
                 }
                 let legal = match self.legal_moves(&state) {
                     Ok(l) => l,
