@@ -118,7 +118,7 @@ fn the_rules_say_how_far_mcts_plays_out() {
     }
     let dir = std::env::temp_dir().join(format!("tabula-plies-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let src = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("games/connect4.rules")).unwrap();
+    let src = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("games/breakthrough.rules")).unwrap();
     let file = dir.join("soon.rules");
     std::fs::write(&file, format!("{src}\nplayout_plies(_, soon).\n")).unwrap();
     let mut g = tabula::loader::load(&file).unwrap().0;

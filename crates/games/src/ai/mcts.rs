@@ -453,7 +453,8 @@ fn grow(
     let guided = style == Style::Guided;
     // The rules may say how far to play out before `value/3` judges (to
     // the end, where their evaluation misleads after a few random plies).
-    let cap = if valued { game.playout_plies(root)?.unwrap_or(PLAYOUT_CAP) } else { u64::MAX };
+    // (A guided search plays nothing out.)
+    let cap = if valued && !guided { game.playout_plies(root)?.unwrap_or(PLAYOUT_CAP) } else { u64::MAX };
     let mut tree = Tree {
         game,
         players,
