@@ -112,38 +112,33 @@ fn every_game_passes_check() {
     }
 }
 
-/// An option that changes nothing (a setting hard-coded in the rules) is
-/// a warning of `check`, in text and in `--json`, which also says what
-/// the random games were like.
+/// What `check` warns of, in text (a warning is no error) and in
+/// `--json`, which also says what the random games were like: an option
+/// that changes nothing (a setting hard-coded in the rules), and
+/// `playout_plies/2` without `value/3` (never read: `mcts` then plays to
+/// the end, with no value to judge by).
 #[test]
-fn an_option_no_rule_reads_is_a_warning() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/games_warned/unread_option.rules");
-    let out = Command::new(env!("CARGO_BIN_EXE_tabula")).arg("check").arg(&path).output().unwrap();
-    let (said, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "a warning is not an error: {err}");
-    assert!(
-        err.contains("warning: option `limit` changes nothing: with limit=7 the game starts as with limit=6"),
-        "{err}"
-    );
-    assert!(said.contains("game ok (1 warning)"), "{said}");
-    let out = Command::new(env!("CARGO_BIN_EXE_tabula")).args(["check", "--json"]).arg(&path).output().unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["warnings"], 1);
-    assert_eq!(v["cautions"].as_array().unwrap().len(), 1);
-    assert_eq!(v["played"]["games"], 5);
-    assert_eq!(v["played"]["draws"], 5, "every game is drawn at 6: {v}");
-}
-
-/// `playout_plies/2` without `value/3` is never read (`mcts` plays to the
-/// end without a value to judge by): a warning of `check`.
-#[test]
-fn playout_plies_without_a_value_is_a_warning() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/games_warned/playout_plies_alone.rules");
-    let out = Command::new(env!("CARGO_BIN_EXE_tabula")).arg("check").arg(&path).output().unwrap();
-    let (said, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "a warning is not an error: {err}");
-    assert!(err.contains("warning: playout_plies/2 is read only with value/3"), "{err}");
-    assert!(said.contains("game ok (1 warning)"), "{said}");
+fn check_warns_of_what_changes_nothing() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/games_warned");
+    for (file, warning) in [
+        ("unread_option.rules", "option `limit` changes nothing: with limit=7 the game starts as with limit=6"),
+        ("playout_plies_alone.rules", "playout_plies/2 is read only with value/3"),
+    ] {
+        let path = dir.join(file);
+        let out = Command::new(env!("CARGO_BIN_EXE_tabula")).arg("check").arg(&path).output().unwrap();
+        let (said, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{file}: a warning is not an error: {err}");
+        assert!(err.contains(&format!("warning: {warning}")), "{file}: {err}");
+        assert!(said.contains("game ok (1 warning)"), "{file}: {said}");
+        let out = Command::new(env!("CARGO_BIN_EXE_tabula")).args(["check", "--json"]).arg(&path).output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["warnings"], 1, "{file}");
+        assert_eq!(v["cautions"].as_array().unwrap().len(), 1, "{file}");
+        assert_eq!(v["played"]["games"], 5, "{file}");
+        if file == "unread_option.rules" {
+            assert_eq!(v["played"]["draws"], 5, "every game is drawn at 6: {v}");
+        }
+    }
 }
 
 /// A game with nothing hidden may show every player's hand to everyone:
