@@ -715,29 +715,20 @@ impl Engine {
         self.start_call(name, args);
         let mut retry = false;
         let mut vars = Vec::new();
-        let mut flat = [Cell::Int(0); term::FLAT];
         loop {
             match self.m.solve(retry) {
                 Ok(true) => {
                     vars.clear();
                     let root = self.m.roots[0];
-                    // The common answer (an atom, or a compound of atoms and
-                    // numbers) without the general copy.
-                    if let Some(cells) = self.m.store.copy_flat(root, &mut flat) {
-                        if !f(cells, 0) {
-                            return Ok(());
+                    match self.m.store.copy_out_scratch(root, &mut vars) {
+                        Ok(cells) => {
+                            if !f(cells, vars.len()) {
+                                return Ok(());
+                            }
                         }
-                    } else {
-                        match self.m.store.copy_out_scratch(root, &mut vars) {
-                            Ok(cells) => {
-                                if !f(cells, vars.len()) {
-                                    return Ok(());
-                                }
-                            }
-                            Err(Cyclic) => {
-                                let e = self.m.cyclic_answer_error();
-                                return Err(self.query_error(e));
-                            }
+                        Err(Cyclic) => {
+                            let e = self.m.cyclic_answer_error();
+                            return Err(self.query_error(e));
                         }
                     }
                     if self.m.choices.is_empty() {

@@ -71,7 +71,7 @@ pub fn hash_cells(cells: &[Cell]) -> u64 {
 }
 
 /// The cells of the largest term [`Store::copy_flat`] copies.
-pub const FLAT: usize = 16;
+const FLAT: usize = 16;
 
 /// Constant arguments a probe compares (the first ones of a compound).
 const PROBE_KEYS: usize = 4;
@@ -702,7 +702,7 @@ impl Store {
     /// `copy_out` would give, without its general walk; `None` for any
     /// other term, or one with more than `FLAT - 2` arguments.
     #[inline]
-    pub fn copy_flat<'b>(&self, root: Cell, buf: &'b mut [Cell; FLAT]) -> Option<&'b [Cell]> {
+    fn copy_flat<'b>(&self, root: Cell, buf: &'b mut [Cell; FLAT]) -> Option<&'b [Cell]> {
         match self.deref(root) {
             Cell::Str(p) => {
                 let Cell::Fun(f, n) = self.heap[p] else { unreachable!("Str points at Fun") };
@@ -734,6 +734,14 @@ impl Store {
     /// larger than the heap is either of a term with shared subterms or of
     /// a cyclic one, which cannot be copied: the term is checked once then.
     pub fn copy_out_scratch(&mut self, root: Cell, vars: &mut Vec<usize>) -> Result<&[Cell], Cyclic> {
+        // The common answer (an atom, or a compound of atoms and numbers,
+        // which has no variable) without the general walk.
+        let mut flat = [Cell::Int(0); FLAT];
+        if let Some(cells) = self.copy_flat(root, &mut flat) {
+            self.copy_cells.clear();
+            self.copy_cells.extend_from_slice(cells);
+            return Ok(&self.copy_cells);
+        }
         // Mark known variables so each is found in constant time.
         for (k, &a) in vars.iter().enumerate() {
             self.heap[a] = Cell::Fun(atom::VAR_, k as u32);
