@@ -106,9 +106,11 @@ pub struct Net {
 struct Fanout {
     /// Each rule's proposition.
     head: Vec<u32>,
-    /// For each proposition, its readers (a range of `readers`): a rule's
-    /// number times two, plus one where it reads the proposition negated.
+    /// For each proposition, the rules that read it (a range of
+    /// `readers`): first those that read it as it is (up to `mid`), then
+    /// those that read it negated.
     start: Vec<u32>,
+    mid: Vec<u32>,
     readers: Vec<u32>,
     /// Each proposition's recursive group (or `NONE`), and each group's
     /// members (a range of the network's `groups`), in the order of
@@ -117,6 +119,11 @@ struct Fanout {
     members: Vec<(u32, u32)>,
     /// Each rule's proposition's group (or `NONE`), where there are groups.
     rule_group: Vec<u32>,
+    /// For each proposition, the actions it is the legality of (a range
+    /// of `watch`): their roles and numbers, so that each role's legal
+    /// actions are kept as the values change ([`Legal`]).
+    watch_start: Vec<u32>,
+    watch: Vec<(u32, u32)>,
 }
 
 impl Fanout {
@@ -138,27 +145,117 @@ impl Fanout {
                 head[r as usize] = p as u32;
             }
         }
-        let mut count = vec![0u32; net.props + 1];
+        // Each proposition's readers, those of the literal as it is
+        // before those of its negation: counted by literal (a
+        // proposition's two literals are neighbours), then placed.
+        let lits = 2 * net.props;
+        let mut count = vec![0u32; lits + 1];
         for &l in &net.lits {
-            count[(l / 2) as usize + 1] += 1;
+            count[l as usize + 1] += 1;
         }
-        for p in 0..net.props {
-            count[p + 1] += count[p];
+        for l in 0..lits {
+            count[l + 1] += count[l];
         }
-        let start = count.clone();
+        let start: Vec<u32> = (0..=net.props).map(|p| count[2 * p]).collect();
+        let mid: Vec<u32> = (0..net.props).map(|p| count[2 * p + 1]).collect();
         let mut readers = vec![0u32; net.lits.len()];
         for r in 0..rules {
             for &l in &net.lits[net.lit_start[r] as usize..net.lit_start[r + 1] as usize] {
-                let q = (l / 2) as usize;
-                readers[count[q] as usize] = r as u32 * 2 + (l & 1);
-                count[q] += 1;
+                readers[count[l as usize] as usize] = r as u32;
+                count[l as usize] += 1;
             }
         }
         let rule_group = match members.is_empty() {
             true => Vec::new(),
             false => head.iter().map(|&p| group[p as usize]).collect(),
         };
-        Some(Fanout { head, start, readers, group, members, rule_group })
+        let mut watched: Vec<(u32, u32, u32)> = Vec::new();
+        for (role, acts) in net.actions.iter().enumerate() {
+            for (i, &(_, _, legal)) in acts.iter().enumerate() {
+                if legal != NONE {
+                    watched.push((legal, role as u32, i as u32));
+                }
+            }
+        }
+        watched.sort_unstable();
+        let mut watch_start = vec![0u32; net.props + 1];
+        for &(p, _, _) in &watched {
+            watch_start[p as usize + 1] += 1;
+        }
+        for p in 0..net.props {
+            watch_start[p + 1] += watch_start[p];
+        }
+        let watch = watched.into_iter().map(|(_, role, i)| (role, i)).collect();
+        Some(Fanout { head, start, mid, readers, group, members, rule_group, watch_start, watch })
+    }
+}
+
+/// Each role's legal actions as a set of bits (action `i` of a role is bit
+/// `i` of its words), kept up to date by evaluation by changes: a playout
+/// draws the k-th legal action without reading every action's legality.
+#[derive(Default)]
+struct Legal {
+    /// Where each role's words start (one more entry than roles).
+    first: Vec<usize>,
+    bits: Vec<u64>,
+    count: Vec<u32>,
+}
+
+impl Legal {
+    /// The sets of the values `v` (every word rewritten).
+    fn fill(&mut self, net: &Net, v: &[bool]) {
+        self.first.clear();
+        self.first.push(0);
+        for acts in &net.actions {
+            let last = *self.first.last().expect("a start");
+            self.first.push(last + acts.len().div_ceil(64));
+        }
+        self.bits.clear();
+        self.bits.resize(*self.first.last().expect("a start"), 0);
+        self.count.clear();
+        for (role, acts) in net.actions.iter().enumerate() {
+            let mut n = 0;
+            for (i, &(_, _, legal)) in acts.iter().enumerate() {
+                if legal != NONE && v[legal as usize] {
+                    self.bits[self.first[role] + i / 64] |= 1 << (i % 64);
+                    n += 1;
+                }
+            }
+            self.count.push(n);
+        }
+    }
+
+    /// Action `i` of `role` legal (`on`) or not.
+    #[inline]
+    fn set(&mut self, role: u32, i: u32, on: bool) {
+        let (r, i) = (role as usize, i as usize);
+        let word = &mut self.bits[self.first[r] + i / 64];
+        let bit = 1u64 << (i % 64);
+        if (*word & bit != 0) != on {
+            *word ^= bit;
+            if on {
+                self.count[r] += 1;
+            } else {
+                self.count[r] -= 1;
+            }
+        }
+    }
+
+    /// The number of `role`'s `k`-th legal action (counting from 0, in the
+    /// order of the actions).
+    fn nth(&self, role: usize, mut k: u32) -> u32 {
+        for (w, &word) in self.bits[self.first[role]..self.first[role + 1]].iter().enumerate() {
+            let ones = word.count_ones();
+            if k < ones {
+                let mut word = word;
+                for _ in 0..k {
+                    word &= word - 1;
+                }
+                return (w * 64) as u32 + word.trailing_zeros();
+            }
+            k -= ones;
+        }
+        unreachable!("k is below the role's count of legal actions")
     }
 }
 
@@ -707,6 +804,8 @@ struct Values {
     before: Vec<bool>,
     /// Scratch: the fluents of a state being set.
     mark: Vec<bool>,
+    /// Each role's legal actions, kept with `v` while it is `fresh`.
+    legal: Legal,
 }
 
 impl Values {
@@ -807,6 +906,7 @@ impl Net {
                 vals.support[f.head[r] as usize] += 1;
             }
         }
+        vals.legal.fill(self, &vals.v);
         vals.work += self.lits.len() as u64;
     }
 
@@ -831,51 +931,74 @@ impl Net {
     /// Passes on the changes queued, until none is left (the recursive
     /// groups they reach are marked).
     fn pass_on(&self, f: &Fanout, vals: &mut Values) {
+        if f.members.is_empty() { self.pass_on_in::<false>(f, vals) } else { self.pass_on_in::<true>(f, vals) }
+    }
+
+    /// [`Net::pass_on`], for a network with recursive groups (`GROUPS`) or
+    /// without (whose rules need no look at their group).
+    fn pass_on_in<const GROUPS: bool>(&self, f: &Fanout, vals: &mut Values) {
         // In order of the changes, so each rule's count moves one step at a
         // time from one exact value to the next.
         let mut next = 0;
         while let Some(&e) = vals.queue.get(next) {
             next += 1;
             let (q, on) = ((e / 2) as usize, e & 1 == 1);
-            let readers = &f.readers[f.start[q] as usize..f.start[q + 1] as usize];
-            vals.work += readers.len() as u64;
-            for &x in readers {
-                let r = (x / 2) as usize;
-                if let Some(&g) = f.rule_group.get(r)
-                    && g != NONE
-                {
-                    // A rule of a recursive group: the group is evaluated
-                    // whole (a member's change comes from that evaluation).
-                    if g != f.group[q] && !vals.dirty[g as usize] {
-                        vals.dirty[g as usize] = true;
-                        vals.pending.push(std::cmp::Reverse(g));
-                    }
+            for &(role, i) in &f.watch[f.watch_start[q] as usize..f.watch_start[q + 1] as usize] {
+                vals.legal.set(role, i, on);
+            }
+            let (a, mid, b) = (f.start[q] as usize, f.mid[q] as usize, f.start[q + 1] as usize);
+            vals.work += (b - a) as u64;
+            // The literals that now hold (q as it is, when q came on; its
+            // negation, when it went off), then those that no longer do.
+            let (now, no_longer) = if on { (a..mid, mid..b) } else { (mid..b, a..mid) };
+            // The vectors as slices, read once: a store through one of
+            // them then does not make the compiler load the others again.
+            let Values { v, missing, support, queue, pending, dirty, .. } = vals;
+            let (v, missing, support, head) = (&mut v[..], &mut missing[..], &mut support[..], &f.head[..]);
+            let group_of = |r: usize, pending: &mut std::collections::BinaryHeap<_>, dirty: &mut Vec<bool>| {
+                // A rule of a recursive group: the group is evaluated whole
+                // (a member's change comes from that evaluation).
+                let g = f.rule_group[r];
+                if g == NONE {
+                    return false;
+                }
+                if g != f.group[q] && !dirty[g as usize] {
+                    dirty[g as usize] = true;
+                    pending.push(std::cmp::Reverse(g));
+                }
+                true
+            };
+            // A rule changes when its count of literals that do not hold
+            // reaches or leaves 0; its proposition when its count of rules
+            // that hold does (each holds exactly when its count is above 0).
+            for &r in &f.readers[now] {
+                let r = r as usize;
+                if GROUPS && group_of(r, pending, dirty) {
                     continue;
                 }
-                // A positive literal holds when its proposition does; a
-                // negated one when it does not. The rule changes when its
-                // count of literals that do not hold reaches or leaves 0.
-                let p = if on != (x & 1 == 1) {
-                    vals.missing[r] -= 1;
-                    if vals.missing[r] != 0 {
-                        continue;
+                missing[r] -= 1;
+                if missing[r] == 0 {
+                    let p = head[r] as usize;
+                    support[p] += 1;
+                    if support[p] == 1 {
+                        v[p] = true;
+                        queue.push(p as u32 * 2 + 1);
                     }
-                    let p = f.head[r] as usize;
-                    vals.support[p] += 1;
-                    p
-                } else {
-                    vals.missing[r] += 1;
-                    if vals.missing[r] != 1 {
-                        continue;
+                }
+            }
+            for &r in &f.readers[no_longer] {
+                let r = r as usize;
+                if GROUPS && group_of(r, pending, dirty) {
+                    continue;
+                }
+                missing[r] += 1;
+                if missing[r] == 1 {
+                    let p = head[r] as usize;
+                    support[p] -= 1;
+                    if support[p] == 0 {
+                        v[p] = false;
+                        queue.push(p as u32 * 2);
                     }
-                    let p = f.head[r] as usize;
-                    vals.support[p] -= 1;
-                    p
-                };
-                let holds = vals.support[p] > 0;
-                if holds != vals.v[p] {
-                    vals.v[p] = holds;
-                    vals.queue.push(p as u32 * 2 + u32::from(holds));
                 }
             }
         }
@@ -1145,6 +1268,7 @@ struct Runtime {
     /// Scratch of playouts: each role's legal actions, the fluents a round
     /// changes.
     legal: Vec<Vec<u32>>,
+    counts: Vec<usize>,
     changes: Vec<u32>,
     /// Scratch: a state's fluents, the actions of a move, a next state.
     state: Vec<u32>,
@@ -1240,6 +1364,7 @@ pub fn install(engine: &mut Engine, net: &Shared) -> Result<(), String> {
         legal_props: net.actions.iter().map(|acts| acts.iter().map(|a| a.2).collect()).collect(),
         does_props: net.actions.iter().map(|acts| acts.iter().map(|a| a.1).collect()).collect(),
         legal: vec![Vec::new(); net.roles.len()],
+        counts: vec![0; net.roles.len()],
         changes: Vec::new(),
         state: Vec::new(),
         does: Vec::new(),
@@ -1560,30 +1685,41 @@ impl Runtime {
             if plies >= max {
                 return Ok((plies, End::Cut));
             }
+            // Each role's count of legal actions, then the k-th drawn: from
+            // the sets that evaluation by changes keeps, else by reading
+            // each action's legality (the same action either way).
+            let kept = self.vals.fresh && net.fanout().is_some();
             let mut choosers = 0;
             for r in 0..net.roles.len() {
-                let mut legal = std::mem::take(&mut self.legal[r]);
-                legal.clear();
-                let v = &self.vals.v;
-                legal.extend(
-                    self.legal_props[r]
-                        .iter()
-                        .enumerate()
-                        .filter(|&(_, &p)| p != NONE && v[p as usize])
-                        .map(|(i, _)| i as u32),
-                );
-                if legal.is_empty() {
+                let n = if kept {
+                    self.vals.legal.count[r] as usize
+                } else {
+                    let mut legal = std::mem::take(&mut self.legal[r]);
+                    legal.clear();
+                    let v = &self.vals.v;
+                    legal.extend(
+                        self.legal_props[r]
+                            .iter()
+                            .enumerate()
+                            .filter(|&(_, &p)| p != NONE && v[p as usize])
+                            .map(|(i, _)| i as u32),
+                    );
+                    let n = legal.len();
+                    self.legal[r] = legal;
+                    n
+                };
+                if n == 0 {
                     return Ok((plies, End::Broken));
                 }
-                choosers += usize::from(legal.len() > 1);
-                self.legal[r] = legal;
+                choosers += usize::from(n > 1);
+                self.counts[r] = n;
             }
             plies += choosers.max(1) as i64;
             self.does.clear();
             for r in 0..net.roles.len() {
-                let legal = &self.legal[r];
-                let i =
-                    if legal.len() == 1 { legal[0] } else { legal[rand::Rng::gen_range(&mut m.rng, 0..legal.len())] };
+                let n = self.counts[r];
+                let k = if n == 1 { 0 } else { rand::Rng::gen_range(&mut m.rng, 0..n) };
+                let i = if kept { self.vals.legal.nth(r, k as u32) } else { self.legal[r][k] };
                 self.does.push(self.does_props[r][i as usize]);
             }
             if net.advance(&mut self.vals, &self.does, &mut self.changes) {
@@ -1712,10 +1848,28 @@ mod tests {
         super::super::translate_with(file, &src, true).expect("it translates").net.expect("it grounds")
     }
 
+    /// Each role's legal actions as the kept sets have them.
+    fn kept_legal(net: &Net, vals: &Values) -> Vec<Vec<u32>> {
+        (0..net.roles.len()).map(|r| (0..vals.legal.count[r]).map(|k| vals.legal.nth(r, k)).collect()).collect()
+    }
+
+    /// Each role's legal actions, read off the values one by one.
+    fn read_legal(net: &Net, v: &[bool]) -> Vec<Vec<u32>> {
+        net.actions
+            .iter()
+            .map(|acts| {
+                (0..acts.len() as u32)
+                    .filter(|&i| acts[i as usize].2 != NONE && v[acts[i as usize].2 as usize])
+                    .collect()
+            })
+            .collect()
+    }
+
     /// Evaluation by changes gives what a whole evaluation gives, over
     /// states that jump about (any set of fluents, reachable or not) and
-    /// every action of a round: the derived propositions, and the next
-    /// state both ways ([`Net::next_state`] and [`Net::advance`]).
+    /// every action of a round: the derived propositions, each role's
+    /// legal actions as kept by changes ([`Legal`]), and the next state
+    /// both ways ([`Net::next_state`] and [`Net::advance`]).
     #[test]
     fn evaluation_by_changes_agrees_with_a_whole_evaluation() {
         for file in ["tictactoe.kif", "breakthrough-6x6.kif", "connect-four.kif", "nim.kif", "lamps"] {
@@ -1744,6 +1898,7 @@ mod tests {
                 let mut whole = Values::new(net.props);
                 net.set_state(&mut whole, &state);
                 assert_eq!(changing.v, whole.v, "{file}, round {round}");
+                assert_eq!(kept_legal(&net, &changing), read_legal(&net, &whole.v), "{file}, round {round}: legal");
                 let does: Vec<u32> = net.actions.iter().map(|acts| acts[rng.gen_range(0..acts.len())].1).collect();
                 net.next_state(&mut changing, &does, &mut out);
                 net.next_state(&mut whole, &does, &mut expected);
@@ -1756,6 +1911,11 @@ mod tests {
                 let mut again = Values::new(net.props);
                 net.set_state(&mut again, &next);
                 assert_eq!(changing.v, again.v, "{file}, round {round}: after moving on");
+                assert_eq!(
+                    kept_legal(&net, &changing),
+                    read_legal(&net, &again.v),
+                    "{file}, round {round}: legal after"
+                );
                 // The values' list of the state is the caller's to bring
                 // up to date after `advance`.
                 changing.state = next.clone();
