@@ -106,11 +106,8 @@ pub struct Net {
 struct Fanout {
     /// Each rule's proposition.
     head: Vec<u32>,
-    /// For each proposition, the rules that read it (a range of
-    /// `readers`): first those that read it as it is (up to `mid`), then
-    /// those that read it negated.
-    start: Vec<u32>,
-    mid: Vec<u32>,
+    /// For each proposition, what a change of it reaches (see [`Span`]).
+    spans: Vec<Span>,
     readers: Vec<u32>,
     /// Each proposition's recursive group (or `NONE`), and each group's
     /// members (a range of the network's `groups`), in the order of
@@ -119,11 +116,27 @@ struct Fanout {
     members: Vec<(u32, u32)>,
     /// Each rule's proposition's group (or `NONE`), where there are groups.
     rule_group: Vec<u32>,
-    /// For each proposition, the actions it is the legality of (a range
-    /// of `watch`): their roles and numbers, so that each role's legal
-    /// actions are kept as the values change ([`Legal`]).
-    watch_start: Vec<u32>,
+    /// The legal actions watched (role, number), as `Span::watch` says.
     watch: Vec<(u32, u32)>,
+    /// Whether each proposition is the next value of one fluent at most,
+    /// so that [`Differ`] can be kept.
+    differ_kept: bool,
+}
+
+/// What a change of a proposition reaches, read in one place: the rules
+/// that read it (`readers[pos..neg]` as it is, `readers[neg..end]`
+/// negated), the actions it is the legality of (`watch[watch..watch_end]`,
+/// so that each role's legal actions are kept as the values change:
+/// [`Legal`]), and the fluent it is the next value of (or `NONE`), so that
+/// the fluents whose next value differs are kept too ([`Differ`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct Span {
+    pos: u32,
+    neg: u32,
+    end: u32,
+    watch: u32,
+    watch_end: u32,
+    next_of: u32,
 }
 
 impl Fanout {
@@ -156,8 +169,15 @@ impl Fanout {
         for l in 0..lits {
             count[l + 1] += count[l];
         }
-        let start: Vec<u32> = (0..=net.props).map(|p| count[2 * p]).collect();
-        let mid: Vec<u32> = (0..net.props).map(|p| count[2 * p + 1]).collect();
+        let mut spans: Vec<Span> = (0..net.props)
+            .map(|p| Span {
+                pos: count[2 * p],
+                neg: count[2 * p + 1],
+                end: count[2 * p + 2],
+                next_of: NONE,
+                ..Span::default()
+            })
+            .collect();
         let mut readers = vec![0u32; net.lits.len()];
         for r in 0..rules {
             for &l in &net.lits[net.lit_start[r] as usize..net.lit_start[r + 1] as usize] {
@@ -178,15 +198,67 @@ impl Fanout {
             }
         }
         watched.sort_unstable();
-        let mut watch_start = vec![0u32; net.props + 1];
-        for &(p, _, _) in &watched {
-            watch_start[p as usize + 1] += 1;
-        }
-        for p in 0..net.props {
-            watch_start[p + 1] += watch_start[p];
+        let mut at = 0;
+        for (p, span) in spans.iter_mut().enumerate() {
+            span.watch = at;
+            while watched.get(at as usize).is_some_and(|w| w.0 as usize == p) {
+                at += 1;
+            }
+            span.watch_end = at;
         }
         let watch = watched.into_iter().map(|(_, role, i)| (role, i)).collect();
-        Some(Fanout { head, start, mid, readers, group, members, rule_group, watch_start, watch })
+        // A proposition that is the next value of two fluents (none is, as
+        // the network is built) would leave the fluents that differ to be
+        // found by reading them all.
+        let mut differ_kept = true;
+        for (x, &p) in net.next.iter().enumerate() {
+            if p != NONE {
+                differ_kept &= spans[p as usize].next_of == NONE;
+                spans[p as usize].next_of = x as u32;
+            }
+        }
+        Some(Fanout { head, spans, readers, group, members, rule_group, watch, differ_kept })
+    }
+}
+
+/// The fluents whose next value (with the actions set now) differs from
+/// their value: the changes that moving on makes, kept up to date by
+/// evaluation by changes instead of read off every fluent each round.
+#[derive(Default)]
+struct Differ {
+    members: Vec<u32>,
+    /// Each fluent's place in `members` (or `NONE`).
+    place: Vec<u32>,
+}
+
+impl Differ {
+    /// The set of the values `v` (rewritten).
+    fn fill(&mut self, next: &[u32], v: &[bool]) {
+        self.members.clear();
+        self.place.clear();
+        self.place.resize(next.len(), NONE);
+        for x in 0..next.len() as u32 {
+            self.update(x, next, v);
+        }
+    }
+
+    /// Fluent `x` in the set or not, as its values say now.
+    #[inline]
+    fn update(&mut self, x: u32, next: &[u32], v: &[bool]) {
+        let p = next[x as usize];
+        let differs = (p != NONE && v[p as usize]) != v[x as usize];
+        let at = self.place[x as usize];
+        if differs && at == NONE {
+            self.place[x as usize] = self.members.len() as u32;
+            self.members.push(x);
+        } else if !differs && at != NONE {
+            let last = self.members.pop().expect("x is a member");
+            if last != x {
+                self.members[at as usize] = last;
+                self.place[last as usize] = at;
+            }
+            self.place[x as usize] = NONE;
+        }
     }
 }
 
@@ -804,8 +876,10 @@ struct Values {
     before: Vec<bool>,
     /// Scratch: the fluents of a state being set.
     mark: Vec<bool>,
-    /// Each role's legal actions, kept with `v` while it is `fresh`.
+    /// Each role's legal actions, and the fluents whose next value
+    /// differs, kept with `v` while it is `fresh`.
     legal: Legal,
+    differ: Differ,
 }
 
 impl Values {
@@ -907,6 +981,7 @@ impl Net {
             }
         }
         vals.legal.fill(self, &vals.v);
+        vals.differ.fill(&self.next, &vals.v);
         vals.work += self.lits.len() as u64;
     }
 
@@ -943,10 +1018,18 @@ impl Net {
         while let Some(&e) = vals.queue.get(next) {
             next += 1;
             let (q, on) = ((e / 2) as usize, e & 1 == 1);
-            for &(role, i) in &f.watch[f.watch_start[q] as usize..f.watch_start[q + 1] as usize] {
+            let span = f.spans[q];
+            for &(role, i) in &f.watch[span.watch as usize..span.watch_end as usize] {
                 vals.legal.set(role, i, on);
             }
-            let (a, mid, b) = (f.start[q] as usize, f.mid[q] as usize, f.start[q + 1] as usize);
+            // The fluent this is, and the one it is the next value of.
+            if q < self.next.len() {
+                vals.differ.update(q as u32, &self.next, &vals.v);
+            }
+            if span.next_of != NONE {
+                vals.differ.update(span.next_of, &self.next, &vals.v);
+            }
+            let (a, mid, b) = (span.pos as usize, span.neg as usize, span.end as usize);
             vals.work += (b - a) as u64;
             // The literals that now hold (q as it is, when q came on; its
             // negation, when it went off), then those that no longer do.
@@ -1072,10 +1155,14 @@ impl Net {
         let Some(f) = self.fanout().filter(|_| vals.fresh) else { return false };
         does.iter().for_each(|&d| self.change(f, vals, d, true));
         changes.clear();
-        for (x, &p) in self.next.iter().enumerate() {
-            let next = p != NONE && vals.v[p as usize];
-            if next != vals.v[x] {
-                changes.push(x as u32);
+        if f.differ_kept {
+            changes.extend_from_slice(&vals.differ.members);
+        } else {
+            for (x, &p) in self.next.iter().enumerate() {
+                let next = p != NONE && vals.v[p as usize];
+                if next != vals.v[x] {
+                    changes.push(x as u32);
+                }
             }
         }
         does.iter().for_each(|&d| self.change(f, vals, d, false));
@@ -1899,6 +1986,11 @@ mod tests {
                 net.set_state(&mut whole, &state);
                 assert_eq!(changing.v, whole.v, "{file}, round {round}");
                 assert_eq!(kept_legal(&net, &changing), read_legal(&net, &whole.v), "{file}, round {round}: legal");
+                let mut differ = changing.differ.members.clone();
+                differ.sort_unstable();
+                let read: Vec<u32> =
+                    (0..fluents).filter(|&x| net.on(net.next[x as usize], &whole) != whole.v[x as usize]).collect();
+                assert_eq!(differ, read, "{file}, round {round}: the fluents whose next value differs");
                 let does: Vec<u32> = net.actions.iter().map(|acts| acts[rng.gen_range(0..acts.len())].1).collect();
                 net.next_state(&mut changing, &does, &mut out);
                 net.next_state(&mut whole, &does, &mut expected);
