@@ -45,10 +45,11 @@ const MINIMAX_WEIGHT: f64 = 0.5;
 /// instead of 15.7 s for 2000 playouts at the start of Breakthrough, and a
 /// random move far from the root says little anyway). Without `value/3` a
 /// cut playout would say nothing (a draw): playouts run to the end. The
-/// rules may set another cap (`playout_plies/2`): Othello's and Go's say
-/// `end`, since their evaluations after 8 random plies lost to playouts
-/// run to the end (13–2–25 and 0–0–7), and so do those of Connect Four
-/// and Campo Bello, whose games are short (8–1–11 and 8–5–7).
+/// rules may set another cap (`playout_plies/2`): Othello's and Go's (up
+/// to 9x9) say `end`, since their evaluations after 8 random plies lost to
+/// playouts run to the end (13–2–25 and 0–0–7), and so do those of Connect
+/// Four and Campo Bello, whose games are short (8–1–11 and 8–5–7); Go's
+/// say 12 on larger boards, where playouts to the end are too long.
 const PLAYOUT_CAP: u64 = 8;
 
 struct Node {
