@@ -369,23 +369,44 @@ const MEMBER_NATIVE_MAX: usize = 1 << 20;
 /// `'$member'/2`, the body of `member/2`: on a proper list, the elements
 /// are tried here, one choice point for the rest of the list (none after
 /// the last element, as in SWI-Prolog), and elements that cannot unify
-/// are skipped without a call; a partial list goes to the Prolog
-/// definition, which extends it.
+/// are skipped without a call; a partial list (or one longer than
+/// `MEMBER_NATIVE_MAX`) goes to the Prolog definition, which extends it.
+/// The list is walked once: up to its first two candidates, and past the
+/// second only to check that it is proper (the choice point's scans
+/// assume so); a lookup with one candidate, the common case, reads each
+/// cell once.
 pub(super) fn bi_member(m: &mut Machine, a: &[Cell]) -> Res {
     let x = m.store.deref(a[0]);
     let list = m.store.deref(a[1]);
-    let mut t = list;
-    for _ in 0..MEMBER_NATIVE_MAX {
-        match t {
-            Cell::Lst(p) => t = m.store.deref(m.store.heap[p + 1]),
-            Cell::Ref(_) => break,
-            _ => return Ok(m.first_member(x, list)),
-        }
+    let probe = m.store.probe(x);
+    let mut budget = MEMBER_NATIVE_MAX;
+    match m.scan_member(Some(&probe), list, &mut budget) {
+        Scan::End => return Ok(false),
+        Scan::Open => {}
+        Scan::At(p) => match m.scan_member(Some(&probe), m.store.at(p + 1), &mut budget) {
+            Scan::End => return Ok(m.store.unify(x, m.store.at(p))),
+            Scan::At(q) if m.scan_member(None, m.store.at(q + 1), &mut budget) == Scan::End => {
+                m.push_alt(Alt::Member { x, at: q });
+                return Ok(m.store.unify(x, m.store.at(p)));
+            }
+            _ => {}
+        },
     }
     let name = m.atoms.intern("$member_list");
     let goal = m.store.new_struct(name, &[x, list]);
     m.push_call(goal);
     Ok(true)
+}
+
+/// Where a scan of a list for `member/2` stopped.
+#[derive(PartialEq)]
+enum Scan {
+    /// At a list cell (its address) whose element may unify.
+    At(usize),
+    /// At the end of a proper list.
+    End,
+    /// At a partial list's open tail, or out of budget.
+    Open,
 }
 
 impl Machine {
@@ -408,8 +429,8 @@ impl Machine {
         Ordering::Equal
     }
 
-    /// The list cell (its address) of the first element of `l` that may
-    /// unify with the probed term.
+    /// The list cell (its address) of the first element of `l`, a proper
+    /// list, that may unify with the probed term.
     pub(crate) fn next_member(&self, probe: &Probe, mut l: Cell) -> Option<usize> {
         while let Cell::Lst(p) = self.store.deref(l) {
             if self.store.probe_may_unify(probe, self.store.at(p)) {
@@ -420,16 +441,25 @@ impl Machine {
         None
     }
 
-    /// `member(x, list)` on a proper list: the first element that may
-    /// unify, with a choice point only when a later one may too (so the
-    /// last candidate, often the only one, leaves none).
-    fn first_member(&mut self, x: Cell, list: Cell) -> bool {
-        let probe = self.store.probe(x);
-        let Some(p) = self.next_member(&probe, list) else { return false };
-        if let Some(next) = self.next_member(&probe, self.store.at(p + 1)) {
-            self.push_alt(Alt::Member { x, at: next });
+    /// [`Machine::next_member`] on any term (with no probe: to its end),
+    /// at most `budget` cells on (the cells read are taken from it).
+    fn scan_member(&self, probe: Option<&Probe>, mut l: Cell, budget: &mut usize) -> Scan {
+        loop {
+            match self.store.deref(l) {
+                Cell::Lst(p) => {
+                    if *budget == 0 {
+                        return Scan::Open;
+                    }
+                    *budget -= 1;
+                    if probe.is_some_and(|probe| self.store.probe_may_unify(probe, self.store.at(p))) {
+                        return Scan::At(p);
+                    }
+                    l = self.store.at(p + 1);
+                }
+                Cell::Ref(_) => return Scan::Open,
+                _ => return Scan::End,
+            }
         }
-        self.store.unify(x, self.store.at(p))
     }
 }
 
