@@ -70,9 +70,6 @@ pub fn hash_cells(cells: &[Cell]) -> u64 {
     h
 }
 
-/// The cells of the largest term [`Store::copy_flat`] copies.
-const FLAT: usize = 16;
-
 /// Constant arguments a probe compares (the first ones of a compound).
 const PROBE_KEYS: usize = 4;
 
@@ -698,34 +695,30 @@ impl Store {
     }
 
     /// `copy_out` of an atomic term, or of a compound whose arguments are
-    /// all atomic (a move such as `m(2, 1, 2, 2)`), into `buf`: the cells
-    /// `copy_out` would give, without its general walk; `None` for any
-    /// other term, or one with more than `FLAT - 2` arguments.
+    /// all atomic (a move such as `m(2, 1, 2, 2)`), into `out` (cleared):
+    /// the cells `copy_out` would give, without its general walk; false
+    /// for any other term (`out` then holds a part of it).
     #[inline]
-    fn copy_flat<'b>(&self, root: Cell, buf: &'b mut [Cell; FLAT]) -> Option<&'b [Cell]> {
+    fn copy_flat(&self, root: Cell, out: &mut Vec<Cell>) -> bool {
+        out.clear();
         match self.deref(root) {
             Cell::Str(p) => {
                 let Cell::Fun(f, n) = self.heap[p] else { unreachable!("Str points at Fun") };
-                let n = n as usize;
-                if n + 2 > FLAT {
-                    return None;
-                }
-                buf[0] = Cell::Str(1);
-                buf[1] = Cell::Fun(f, n as u32);
-                for i in 0..n {
+                out.extend_from_slice(&[Cell::Str(1), Cell::Fun(f, n)]);
+                for i in 0..n as usize {
                     let a = self.deref(self.heap[p + 1 + i]);
                     if !a.is_atomic() {
-                        return None;
+                        return false;
                     }
-                    buf[2 + i] = a;
+                    out.push(a);
                 }
-                Some(&buf[..n + 2])
+                true
             }
             c if c.is_atomic() => {
-                buf[0] = c;
-                Some(&buf[..1])
+                out.push(c);
+                true
             }
-            _ => None,
+            _ => false,
         }
     }
 
@@ -736,10 +729,10 @@ impl Store {
     pub fn copy_out_scratch(&mut self, root: Cell, vars: &mut Vec<usize>) -> Result<&[Cell], Cyclic> {
         // The common answer (an atom, or a compound of atoms and numbers,
         // which has no variable) without the general walk.
-        let mut flat = [Cell::Int(0); FLAT];
-        if let Some(cells) = self.copy_flat(root, &mut flat) {
-            self.copy_cells.clear();
-            self.copy_cells.extend_from_slice(cells);
+        let mut cells = std::mem::take(&mut self.copy_cells);
+        let flat = self.copy_flat(root, &mut cells);
+        self.copy_cells = cells;
+        if flat {
             return Ok(&self.copy_cells);
         }
         // Mark known variables so each is found in constant time.
