@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use tabula::game::PlayoutEnd;
+use tabula::game::{Draw, PlayoutEnd};
 
 /// A playout that takes longer than this is not waited for.
 const PLAYOUT_LIMIT: Duration = Duration::from_secs(30);
@@ -55,7 +55,7 @@ fn measure(path: &Path, seconds: f64) -> Result<Figures, String> {
     while n < 3 || started.elapsed().as_secs_f64() < seconds {
         let start = game.initial_state(&options, n).map_err(|e| e.to_string())?;
         game.seed(n);
-        match game.random_playout(&start, u64::MAX, Some(PLAYOUT_LIMIT)) {
+        match game.random_playout(&start, u64::MAX, Some(PLAYOUT_LIMIT), Draw::Uniform) {
             Ok(Some((_, PlayoutEnd::Over(_)))) => n += 1,
             // The game breaks a rule of GDL in this playout (3pffa: a role
             // without a legal action): it ends there.

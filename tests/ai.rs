@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 use tabula::ai::{self, Controller};
-use tabula::game::Game;
+use tabula::game::{Draw, Game};
 
 fn tabula(args: &[&str]) -> (bool, String, String) {
     let out =
@@ -124,6 +124,45 @@ fn the_rules_say_how_far_mcts_plays_out() {
     let mut g = tabula::loader::load(&file).unwrap().0;
     let e = search(&mut g, "mcts:50").unwrap_err().to_string();
     assert!(e.contains("playout_plies/2 must give a number of plies (0 or more) or `end`, not soon"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `playout_move/2` is the rules' own playout policy: `mcts` draws its
+/// playouts' moves by it, `uct` (the plain search) uniformly. A policy
+/// that always picks the first move plays the same playout whatever the
+/// seed; a policy move the rules do not allow is an error that says so.
+#[test]
+fn mcts_plays_out_by_the_rules_policy() {
+    let dir = std::env::temp_dir().join(format!("tabula-policy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("games/breakthrough.rules")).unwrap();
+    let with = |name: &str, policy: &str| {
+        let file = dir.join(format!("{name}.rules"));
+        std::fs::write(&file, format!("{src}\n{policy}\n")).unwrap();
+        tabula::loader::load(&file).unwrap().0
+    };
+    let mut g = with("first", "playout_move(S, M) :- once(move(S, M, _)).");
+    let o = g.options_term(&[]).unwrap();
+    let s = g.initial_state(&o, 0).unwrap();
+    let playouts = |g: &mut Game, draw: Draw| -> Vec<String> {
+        (1..=4)
+            .map(|seed| {
+                g.seed(seed);
+                format!("{:?}", g.random_playout(&s, u64::MAX, None, draw).unwrap().unwrap())
+            })
+            .collect()
+    };
+    let by_policy = playouts(&mut g, Draw::Policy);
+    assert!(by_policy.iter().all(|p| *p == by_policy[0]), "{by_policy:?}");
+    let uniform = playouts(&mut g, Draw::Uniform);
+    assert!(uniform.iter().any(|p| *p != uniform[0]), "{uniform:?}");
+
+    let mut g = with("illegal", "playout_move(_, nowhere).");
+    let players = g.players(&o).unwrap();
+    let s = g.initial_state(&o, 0).unwrap();
+    let e = ai::choose(&mut g, &players, &s, &Controller::parse("mcts:50", None).unwrap(), 1, 1).unwrap_err();
+    assert!(e.to_string().contains("playout_move/2 must give a legal move"), "{e}");
+    ai::choose(&mut g, &players, &s, &Controller::parse("uct:50", None).unwrap(), 1, 1).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

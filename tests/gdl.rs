@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use std::path::Path;
 use std::process::Command;
 use tabula::engine::{Engine, Limits};
-use tabula::game::{Game, State};
+use tabula::game::{Draw, Game, State};
 
 fn tabula(args: &[&str]) -> (String, String, i32) {
     let out =
@@ -738,7 +738,7 @@ fn the_grounded_path_plays_as_the_translation_does() {
                 if end.is_none() {
                     rounds_from(&mut t, &ts, &mut allowed);
                 }
-                match g.random_playout(&s, 1, None).unwrap().unwrap() {
+                match g.random_playout(&s, 1, None, Draw::Uniform).unwrap().unwrap() {
                     (0, PlayoutEnd::Over(o)) => {
                         assert_eq!(Some(o), end, "{name}: the result in {text}");
                         break;

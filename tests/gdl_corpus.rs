@@ -23,7 +23,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tabula::engine::{Arg, Value};
-use tabula::game::{Game, State};
+use tabula::game::{Draw, Game, State};
 
 /// How much of each game a pass plays.
 #[derive(Clone, Copy)]
@@ -261,7 +261,7 @@ fn corpus_game(path: &Path, budget: Budget) -> Result<Row, String> {
     for seed in 0..budget.playouts {
         let start = g.initial_state(&options, seed).map_err(|e| e.to_string())?;
         g.seed(seed);
-        match g.random_playout(&start, u64::MAX, Some(PLAYOUT_TIME)) {
+        match g.random_playout(&start, u64::MAX, Some(PLAYOUT_TIME), Draw::Uniform) {
             Ok(Some((_, tabula::game::PlayoutEnd::Over(_)))) => played += 1,
             Err(e) if e.to_string().contains(GDL_FORBIDS) => {}
             Err(e) => return Err(format!("random game {seed}: {e}")),

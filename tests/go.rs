@@ -16,7 +16,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use tabula::ai::{self, Controller};
-use tabula::game::{Game, Outcome, State};
+use tabula::game::{Game, Move, Outcome, State};
 
 fn go() -> Game {
     tabula::loader::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games/go.rules")).unwrap().0
@@ -168,15 +168,46 @@ fn forbidden_beside_empty(gtp: &mut Gtp, size: u32, legal: &[tabula::game::Legal
 #[test]
 fn played_out_games_score_as_gnugo_scores_them() {
     let Some(path) = gnugo() else { return };
-    let mut game = go();
     let player = Controller::parse("rules:1", None).unwrap();
+    let players = vec!["black".to_string(), "white".to_string()];
+    let boards = [(9, "7.5", 0..30), (9, "0", 30..40), (13, "6.5", 40..44), (19, "7.5", 44..46)];
+    score_as_gnugo(&path, &boards, |game, s, seed| ai::choose(game, &players, s, &player, seed, 1).unwrap().mv);
+}
+
+/// The playout policy of the rules (`playout_move/2`, which `mcts`'s
+/// playouts follow) plays only legal moves, and plays a game out as people
+/// would: it fills no eye of its own and passes when nothing else is left,
+/// so the games it plays end with every stone alive, and score as GNU Go
+/// scores them.
+#[test]
+fn the_playout_policy_plays_games_out() {
+    let Some(path) = gnugo() else { return };
+    let boards = [(9, "7.5", 100..110), (13, "6.5", 110..112), (19, "7.5", 112..113)];
+    score_as_gnugo(&path, &boards, |game, s, seed| {
+        game.seed(seed);
+        game.playout_move(s).unwrap().expect("go.rules has a playout policy")
+    });
+}
+
+/// Plays a game for each seed of each board (size, komi, seeds) to the
+/// end, `next` choosing each move (from the game, the position and a
+/// seed), the legal points of each position checked against GNU Go's; and
+/// where GNU Go finds no dead stone and no seki at the end, its final score
+/// must be tabula's result and margin: in at least two games of three, and
+/// both colours must win some.
+fn score_as_gnugo(
+    path: &Path,
+    boards: &[(u32, &str, std::ops::Range<u64>)],
+    mut next: impl FnMut(&mut Game, &State, u64) -> Move,
+) {
+    let mut game = go();
     let players = vec!["black".to_string(), "white".to_string()];
     let mut results = BTreeSet::new();
     let (mut compared, mut played) = (0, 0);
-    for (size, komi, seeds) in [(9, "7.5", 0..30), (9, "0", 30..40), (13, "6.5", 40..44), (19, "7.5", 44..46)] {
-        for seed in seeds {
-            let mut gtp = Gtp::start(&path, size, komi);
-            let mut s = start(&mut game, size, komi);
+    for (size, komi, seeds) in boards {
+        for seed in seeds.clone() {
+            let mut gtp = Gtp::start(path, *size, komi);
+            let mut s = start(&mut game, *size, komi);
             let mut moves = Vec::new();
             while game.outcome(&s).unwrap().is_none() {
                 // GNU Go remembers 500 moves (MAX_MOVE_HISTORY): past them
@@ -186,8 +217,10 @@ fn played_out_games_score_as_gnugo_scores_them() {
                 } else {
                     game.legal_moves(&s).unwrap()
                 };
-                let choice = ai::choose(&mut game, &players, &s, &player, seed * 1000 + moves.len() as u64, 1).unwrap();
-                let k = legal.iter().position(|m| m.mv == choice.mv).unwrap();
+                let mv = next(&mut game, &s, seed * 1000 + moves.len() as u64);
+                let k = legal.iter().position(|m| m.mv == mv).unwrap_or_else(|| {
+                    panic!("{} is not legal after {}", game.engine().term_text(&mv.0), moves.join(" "))
+                });
                 let colour = game.to_move(&s).unwrap();
                 gtp.ask(&format!("play {colour} {}", legal[k].text));
                 moves.push(legal[k].text.clone());

@@ -1,5 +1,7 @@
-//! Monte Carlo tree search: UCT with uniformly random playouts (run by the
-//! game driver in the engine; in a game with `value/3` one that runs past
+//! Monte Carlo tree search: UCT with random playouts (run by the game
+//! driver in the engine, their moves drawn by the rules' own playout policy
+//! where they define one, `playout_move/2`, else uniformly; `uct` always
+//! draws uniformly; in a game with `value/3` one that runs past
 //! [`PLAYOUT_CAP`] plies is scored by it, graded by the lead) and a reward per seat, so it
 //! plays for whoever is to move with any number of players. In a game with hidden information each
 //! iteration descends a fresh sample of the position (`sample_state/3`)
@@ -19,7 +21,7 @@
 //! miss, and `mcts` beats it there.
 
 use super::{Choice, Clock, NO_MOVE, rewards, seat};
-use crate::game::{Game, GameError, Move, Outcome, PlayoutEnd, Spec, State};
+use crate::game::{Draw, Game, GameError, Move, Outcome, PlayoutEnd, Spec, State};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -107,6 +109,9 @@ struct Tree<'a> {
     playouts: u64,
     /// Whether the search is guided by `value/3` (see the module's text).
     guided: bool,
+    /// How the playouts draw their moves: by the rules' playout policy,
+    /// except in `uct`.
+    draw: Draw,
     /// In a two-player game, how many positions scored so far had
     /// `value/3` of the second seat the first's negated (`None` once one
     /// did not).
@@ -158,7 +163,7 @@ impl Tree<'_> {
                 self.nodes.push(Node::new(self.players.len()));
                 self.nodes[node].children.push((hashes[i], succ[i].0.clone(), child));
                 path.push(child);
-                let playout = self.game.random_playout(&succ[i].1, self.cap, clock.left());
+                let playout = self.game.random_playout(&succ[i].1, self.cap, clock.left(), self.draw);
                 self.nodes[node].succ = Some(succ);
                 let Some((_, end)) = playout? else {
                     return Ok(false);
@@ -463,6 +468,7 @@ fn grow(
         hidden,
         cap,
         guided,
+        draw: if style == Style::Uniform { Draw::Uniform } else { Draw::Policy },
         rng: ChaCha8Rng::seed_from_u64(seed),
         playouts: 0,
         margins: (0.0, 0.0),

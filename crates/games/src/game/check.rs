@@ -3,7 +3,7 @@
 //! once each, views, clicks, integer actions, observations, the network
 //! against the translation), and what the games were like ([`Played`]).
 
-use super::{ActionSpace, Allowed, Game, GameError, LegalMove, Move, Observer, Outcome, PlayoutEnd, State, Walk};
+use super::{ActionSpace, Allowed, Draw, Game, GameError, LegalMove, Move, Observer, Outcome, PlayoutEnd, State, Walk};
 use crate::engine::{Arg, Engine, Tmpl, Value};
 use std::collections::HashSet;
 use std::fmt;
@@ -121,7 +121,7 @@ impl Game {
     /// the translation's.
     fn network_differs(&mut self, s: &State, legal: &[LegalMove]) -> Option<String> {
         let grounded = self.outcome(s).ok()?;
-        let native = self.random_playout(s, 1, None).ok().flatten();
+        let native = self.random_playout(s, 1, None, Draw::Uniform).ok().flatten();
         let ext = self.spec.extension()?.clone();
         ext.set_enabled(&mut self.engine, false);
         let plain = self.legal_moves(s);
@@ -353,11 +353,26 @@ impl Game {
         self.playout_plies(s).err().map(|e| e.to_string())
     }
 
+    /// What goes wrong in `playout_move/2` in a position that is not over,
+    /// if anything: an error, or a move that is not one of `legal`.
+    fn policy_problem(&mut self, s: &State, legal: &[LegalMove]) -> Option<String> {
+        match self.playout_move(s) {
+            Err(e) => Some(e.to_string()),
+            Ok(Some(m)) if !legal.iter().any(|l| l.mv == m) => Some(format!(
+                "playout_move/2 gives {}, which is not a legal move in {}",
+                self.engine.term_text(&m.0),
+                self.engine.term_text(&s.0)
+            )),
+            Ok(_) => None,
+        }
+    }
+
     /// Plays `games` seeded random games (at most `max_plies` each) and
     /// reports what breaks the interface's rules: states that are not
     /// ground, positions without `to_move/2`, a move or a notation listed
     /// twice, a position with no move that `game_over/2` does not end, a
-    /// `value/3` or `playout_plies/2` that fails or gives no number; and
+    /// `value/3` or `playout_plies/2` that fails or gives no number, a
+    /// `playout_move/2` that gives an illegal move; and
     /// what the games were like ([`Played`]).
     pub fn check_play(&mut self, options: &Tmpl, games: u32, max_plies: u32, seed: u64) -> (Vec<String>, Played) {
         let mut played = Played::default();
@@ -455,6 +470,12 @@ impl Game {
                         ply,
                     );
                     continue 'games;
+                }
+                if !view_kinds.contains("policy")
+                    && let Some(p) = self.policy_problem(&state, &legal)
+                {
+                    view_kinds.insert("policy");
+                    report(p, g, ply);
                 }
                 if let Some(problem) = self.moves_alone_differ(&state, &legal) {
                     report(problem, g, ply);

@@ -52,6 +52,14 @@
 '$playout_with'(sampled(A, K, T, Else), S, P0, Max, P, E, Last) :-
     '$playout'(sampled(A, K, T, Else), S, P0, Max, P, E, Last).
 
+% '$policy_playout'(+Plan, +State, +Plies0, +Max, -Plies, -End, -Last):
+% '$playout'/6 with each move drawn by the rules' own playout policy (the
+% optional playout_move/2), and where it fails, as Plan draws them (Plan
+% = none: as '$playout'/6 does).
+'$policy_playout'(Plan, S, P0, Max, P, E, Last) :-
+    (   Plan == none -> '$listing'(Else) ; Else = Plan ),
+    '$playout'(policy(Else), S, P0, Max, P, E, Last).
+
 % '$playout_plan'(+Options, +State, -Plan): how random playouts of the
 % game with these options draw a move. Plan = sampled(Actions, K, Tries,
 % Else) when the rules number their moves (action_space/2) and drawing an
@@ -112,6 +120,17 @@
 % (rejection sampling: each legal move as likely), at most Tries of them,
 % and then the moves are listed: a move is drawn at a try with chance 1/K
 % and at the listing with chance 1/N, so with chance 1/N in all.
+% With How = policy(Else), the rules' playout_move/2 picks the move (a
+% move it gives that move/3 does not accept is an error), and where it
+% fails, Else draws one.
+'$random_move'(policy(Else), S, S2) :-
+    (   playout_move(S, M)
+    ->  (   move(S, M, S2)
+        ->  true
+        ;   throw(error(domain_error(legal_move, M), context(playout_move/2, 'playout_move/2 must give a legal move')))
+        )
+    ;   '$random_move'(Else, S, S2)
+    ).
 '$random_move'(sampled(A, K, T, Else), S, S2) :-
     (   '$try_actions'(T, A, K, S, S2)
     ->  true

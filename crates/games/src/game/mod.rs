@@ -174,6 +174,16 @@ pub enum PlayoutEnd {
     Cut(State),
 }
 
+/// How a random playout draws its moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Draw {
+    /// Uniformly among the legal moves.
+    Uniform,
+    /// By the rules' own playout policy (`playout_move/2`) where they
+    /// define one and it gives a move; uniformly otherwise.
+    Policy,
+}
+
 /// A legal move in a position, with its notation and the position it
 /// leads to.
 #[derive(Clone, Debug)]
@@ -229,6 +239,7 @@ const OPTIONAL: &[(&str, u32)] = &[
     ("score", 3),
     ("value", 3),
     ("playout_plies", 2),
+    ("playout_move", 2),
     ("sample_state", 3),
     ("move", 2),
     ("hidden_move", 1),
@@ -797,6 +808,19 @@ impl Game {
         }
     }
 
+    /// The move the rules' playout policy picks in `s`
+    /// (`playout_move(State, Move)`), if they define one and it gives one.
+    pub fn playout_move(&mut self, s: &State) -> Result<Option<Move>, GameError> {
+        if !self.has("playout_move", 2) {
+            return Ok(None);
+        }
+        let mut r = self
+            .engine
+            .call("playout_move", &[Arg::In(&s.0), Arg::Out], 1)
+            .map_err(|e| rules_error("playout_move/2", e))?;
+        Ok(r.pop().and_then(|mut m| m.pop()).map(Move))
+    }
+
     /// A player name as a term.
     fn atom(&mut self, name: &str) -> Result<Tmpl, GameError> {
         Ok(self.engine.atom_term(name))
@@ -915,7 +939,7 @@ impl Game {
     /// One game of uniformly random moves from `s`: its length in plies and
     /// its result.
     pub fn playout(&mut self, s: &State) -> Result<(u64, Outcome), GameError> {
-        match self.random_playout(s, u64::MAX, None)? {
+        match self.random_playout(s, u64::MAX, None, Draw::Uniform)? {
             Some((plies, PlayoutEnd::Over(o))) => Ok((plies, o)),
             _ => Err(GameError::Rules("random playout: did not end".into())),
         }
@@ -937,13 +961,14 @@ impl Game {
         self.playout(&start)
     }
 
-    /// Random moves from `s` until the game ends or `max_plies` are played;
-    /// `None` if `time` runs out first.
+    /// Random moves from `s` until the game ends or `max_plies` are played,
+    /// drawn as `draw` says; `None` if `time` runs out first.
     pub fn random_playout(
         &mut self,
         s: &State,
         max_plies: u64,
         time: Option<std::time::Duration>,
+        draw: Draw,
     ) -> Result<Option<(u64, PlayoutEnd)>, GameError> {
         let int = |n: u64| Tmpl { cells: vec![Cell::Int(n as i64)], nvars: 0 };
         let (zero, max) = (int(0), int(max_plies.min(1_000_000_000_000)));
@@ -958,7 +983,12 @@ impl Game {
             _ => None,
         };
         let args = [Arg::In(&s.0), Arg::In(&zero), Arg::In(&max), Arg::Out, Arg::Out, Arg::Out];
+        let none = self.engine.atom_term("none");
         let r = match plan {
+            _ if draw == Draw::Policy && self.has("playout_move", 2) => {
+                let with: Vec<Arg> = std::iter::once(Arg::In(plan.unwrap_or(&none))).chain(args).collect();
+                self.engine.call("$policy_playout", &with, 1)
+            }
             Some(p) => {
                 let with: Vec<Arg> = std::iter::once(Arg::In(p)).chain(args).collect();
                 self.engine.call("$playout_with", &with, 1)
