@@ -983,9 +983,9 @@ impl Game {
             _ => None,
         };
         let args = [Arg::In(&s.0), Arg::In(&zero), Arg::In(&max), Arg::Out, Arg::Out, Arg::Out];
-        let none = self.engine.atom_term("none");
         let r = match plan {
             _ if draw == Draw::Policy && self.has("playout_move", 2) => {
+                let none = self.engine.atom_term("none");
                 let with: Vec<Arg> = std::iter::once(Arg::In(plan.unwrap_or(&none))).chain(args).collect();
                 self.engine.call("$policy_playout", &with, 1)
             }
