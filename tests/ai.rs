@@ -166,6 +166,58 @@ fn mcts_plays_out_by_the_rules_policy() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `prior_playouts/2` makes `mcts` score every root move by `value/3`
+/// first and count the score as that many playouts. In a game of 60 first
+/// moves where one wins (one random reply later) and `value/3` says
+/// which, 20 playouts cannot try every move: without the prior the search
+/// misses the winning move for some seeds, with it every seed plays it,
+/// and every root move shows the prior's visits. A prior that is no count
+/// is an error that says so.
+#[test]
+fn a_prior_says_where_mcts_looks() {
+    let dir = std::env::temp_dir().join(format!("tabula-prior-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let game = "title(pick).
+players(_, [a, b]).
+to_move(s(a, _), a).
+to_move(s(b, _), b).
+game_over(s(over, K), winner(W)) :- ( K =:= 37 -> W = a ; W = b ).
+initial_state(_, s(a, none)).
+move(s(a, none), pick(K), s(b, K)) :- between(1, 60, K).
+move(s(b, K), reply(R), s(over, K)) :- between(1, 3, R).
+value(s(_, K), a, V) :- ( K == 37 -> V = 1 ; V = 0 ).
+value(s(_, K), b, V) :- ( K == 37 -> V = 0 ; V = 1 ).
+playout_plies(_, 0).
+";
+    let with = |name: &str, prior: &str| {
+        let file = dir.join(format!("{name}.rules"));
+        std::fs::write(&file, format!("{game}{prior}\n")).unwrap();
+        tabula::loader::load(&file).unwrap().0
+    };
+    let choose = |g: &mut Game, seed: u64| {
+        let o = g.options_term(&[]).unwrap();
+        let players = g.players(&o).unwrap();
+        let s = g.initial_state(&o, 0).unwrap();
+        ai::choose(g, &players, &s, &Controller::parse("mcts:20", None).unwrap(), seed, 1)
+    };
+    let mut plain = with("plain", "");
+    let mut prior = with("prior", "prior_playouts(_, 3).");
+    let mut missed = 0;
+    for seed in 0..8 {
+        let c = choose(&mut plain, seed).unwrap();
+        missed += usize::from(plain.move_text(&c.mv).unwrap() != "pick(37)");
+        let c = choose(&mut prior, seed).unwrap();
+        assert_eq!(prior.move_text(&c.mv).unwrap(), "pick(37)", "seed {seed}: {}", c.info);
+        assert_eq!(c.visits.len(), 60, "every root move is scored");
+        assert!(c.visits.iter().all(|(_, v)| *v >= 3.0), "{:?}", c.visits);
+    }
+    assert!(missed > 0, "20 playouts without a prior found the one move of 60 for every seed");
+    let mut bad = with("bad", "prior_playouts(_, lots).");
+    let e = choose(&mut bad, 0).unwrap_err().to_string();
+    assert!(e.contains("prior_playouts/2 must give a number of playouts (0 to 1000000), not lots"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Guided search sees every reply to the moves it looks at: in Connect
 /// Four, where the opponent would win on the next move unless a column is
 /// blocked, `guided` blocks it (a search that drew replies at random could

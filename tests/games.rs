@@ -116,13 +116,15 @@ fn every_game_passes_check() {
 /// `--json`, which also says what the random games were like: an option
 /// that changes nothing (a setting hard-coded in the rules), and
 /// `playout_plies/2` without `value/3` (never read: `mcts` then plays to
-/// the end, with no value to judge by).
+/// the end, with no value to judge by), and `prior_playouts/2` without it
+/// (nothing to count as a prior).
 #[test]
 fn check_warns_of_what_changes_nothing() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/games_warned");
     for (file, warning) in [
         ("unread_option.rules", "option `limit` changes nothing: with limit=7 the game starts as with limit=6"),
         ("playout_plies_alone.rules", "playout_plies/2 is read only with value/3"),
+        ("prior_playouts_alone.rules", "prior_playouts/2 is read only with value/3"),
     ] {
         let path = dir.join(file);
         let out = Command::new(env!("CARGO_BIN_EXE_tabula")).arg("check").arg(&path).output().unwrap();

@@ -192,6 +192,13 @@ fn game_checks(loaded: Result<Game, crate::game::GameError>, c: &mut Checked) {
                 .into(),
         );
     }
+    if game.has("prior_playouts", 2) && !game.has("value", 3) {
+        c.cautions.push(
+            "prior_playouts/2 is read only with value/3, which this game does not define: mcts scores no \
+             move before its playouts"
+                .into(),
+        );
+    }
     c.warnings += c.cautions.len();
     c.played = Some(played);
 }

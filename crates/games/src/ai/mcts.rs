@@ -75,6 +75,9 @@ struct Node {
     /// score until it is expanded, then its best child's for the player
     /// to move (where chance moves, its children's mean).
     best: Vec<f64>,
+    /// A root move scored by `value/3` as a prior and not yet played out
+    /// from: its first visit plays out from it instead of expanding it.
+    fresh: bool,
 }
 
 impl Node {
@@ -89,6 +92,7 @@ impl Node {
             succ: None,
             at: None,
             best: Vec::new(),
+            fresh: false,
         }
     }
 }
@@ -109,6 +113,9 @@ struct Tree<'a> {
     playouts: u64,
     /// Whether the search is guided by `value/3` (see the module's text).
     guided: bool,
+    /// How many playouts each root move's `value/3` score counts for
+    /// (the rules' `prior_playouts/2`; 0: no prior).
+    prior: u32,
     /// How the playouts draw their moves: by the rules' playout policy,
     /// except in `uct`.
     draw: Draw,
@@ -136,6 +143,21 @@ impl Tree<'_> {
             }
             if let Some(r) = self.reached(node, &s)? {
                 break r;
+            }
+            if self.nodes[node].fresh {
+                // A root move known so far by its prior: its first playout.
+                self.nodes[node].fresh = false;
+                let Some((_, end)) = self.game.random_playout(&s, self.cap, clock.left(), self.draw)? else {
+                    return Ok(false);
+                };
+                self.playouts += 1;
+                break self.ended(end)?;
+            }
+            if node == 0 && self.prior > 0 && self.nodes[0].succ.is_none() && self.nodes[0].children.is_empty() {
+                let succ = self.game.successors(&s)?;
+                self.score_root(&succ, clock)?;
+                self.nodes[0].succ = Some(succ);
+                continue;
             }
             // Taken out of the node while in use, put back below.
             let succ = match self.nodes[node].succ.take() {
@@ -169,10 +191,7 @@ impl Tree<'_> {
                     return Ok(false);
                 };
                 self.playouts += 1;
-                break match end {
-                    PlayoutEnd::Over(o) => rewards(&o, self.players),
-                    PlayoutEnd::Cut(last) => self.estimate(&last)?,
-                };
+                break self.ended(end)?;
             }
             // Every legal move has a child: UCB1 for the player to move,
             // or where chance moves, one of its moves at random.
@@ -207,6 +226,48 @@ impl Tree<'_> {
             }
         }
         Ok(true)
+    }
+
+    /// The rewards of a playout's end: its outcome, or where it was cut
+    /// short, `value/3`'s grading.
+    fn ended(&mut self, end: PlayoutEnd) -> Result<Vec<f64>, GameError> {
+        match end {
+            PlayoutEnd::Over(o) => Ok(rewards(&o, self.players)),
+            PlayoutEnd::Cut(last) => self.estimate(&last),
+        }
+    }
+
+    /// Scores the root's moves by `value/3` (their outcome where the game
+    /// ends), each score counted as `prior` playouts, while the clock
+    /// allows (the moves not scored are tried first, as without a prior).
+    /// A root move's visits are then its prior's and its playouts', alike
+    /// for every move scored.
+    fn score_root(&mut self, succ: &[(Move, State)], clock: &Clock) -> Result<(), GameError> {
+        let weight = f64::from(self.prior);
+        for (m, t) in succ {
+            if clock.over() {
+                break;
+            }
+            let mut child = Node::new(self.players.len());
+            let r = match self.game.outcome(t)? {
+                Some(o) => {
+                    let r = rewards(&o, self.players);
+                    child.terminal = Some(r.clone());
+                    r
+                }
+                None => {
+                    child.fresh = true;
+                    self.estimate(t)?
+                }
+            };
+            child.visits = weight;
+            child.reward = r.iter().map(|x| x * weight).collect();
+            let c = self.nodes.len();
+            self.nodes.push(child);
+            self.nodes[0].children.push((m.0.hash64(), m.clone(), c));
+            self.nodes[0].visits += weight;
+        }
+        Ok(())
     }
 
     /// A node reached with state `s`: the rewards where the game is over
@@ -461,6 +522,9 @@ fn grow(
     // the end, where their evaluation misleads after a few random plies).
     // (A guided search plays nothing out.)
     let cap = if valued && !guided { game.playout_plies(root)?.unwrap_or(PLAYOUT_CAP) } else { u64::MAX };
+    // And whether to score the root's moves by `value/3` first, as a prior
+    // (not where the state is a sample: the root's moves vary with it).
+    let prior = if valued && !guided && !hidden { game.prior_playouts(root)?.unwrap_or(0) } else { 0 };
     let mut tree = Tree {
         game,
         players,
@@ -468,6 +532,7 @@ fn grow(
         hidden,
         cap,
         guided,
+        prior,
         draw: if style == Style::Uniform { Draw::Uniform } else { Draw::Policy },
         rng: ChaCha8Rng::seed_from_u64(seed),
         playouts: 0,

@@ -342,15 +342,16 @@ impl Game {
         None
     }
 
-    /// What goes wrong in `value/3` (for each player) or
-    /// `playout_plies/2` in a position that is not over, if anything.
+    /// What goes wrong in `value/3` (for each player), `playout_plies/2`
+    /// or `prior_playouts/2` in a position that is not over, if anything.
     fn search_problem(&mut self, s: &State, players: &[String]) -> Option<String> {
         for p in players {
             if let Err(e) = self.value(s, p) {
                 return Some(e.to_string());
             }
         }
-        self.playout_plies(s).err().map(|e| e.to_string())
+        let plies = self.playout_plies(s).err();
+        plies.or_else(|| self.prior_playouts(s).err()).map(|e| e.to_string())
     }
 
     /// What goes wrong in `playout_move/2` in a position that is not over,
@@ -371,7 +372,8 @@ impl Game {
     /// reports what breaks the interface's rules: states that are not
     /// ground, positions without `to_move/2`, a move or a notation listed
     /// twice, a position with no move that `game_over/2` does not end, a
-    /// `value/3` or `playout_plies/2` that fails or gives no number, a
+    /// `value/3`, `playout_plies/2` or `prior_playouts/2` that fails or
+    /// gives no number, a
     /// `playout_move/2` that gives an illegal move; and
     /// what the games were like ([`Played`]).
     pub fn check_play(&mut self, options: &Tmpl, games: u32, max_plies: u32, seed: u64) -> (Vec<String>, Played) {

@@ -283,6 +283,7 @@ fn front_ends(
             }
             // What mcts asks of the rules in its playouts.
             game.playout_plies(&s)?;
+            game.prior_playouts(&s)?;
             game.playout_move(&s)?;
             if ply % 16 == 0 && game.has("choose_move", 3) && !game.chance(&s)? {
                 game.choose_move(&s, 1)?;

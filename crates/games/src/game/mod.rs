@@ -240,6 +240,7 @@ const OPTIONAL: &[(&str, u32)] = &[
     ("value", 3),
     ("playout_plies", 2),
     ("playout_move", 2),
+    ("prior_playouts", 2),
     ("sample_state", 3),
     ("move", 2),
     ("hidden_move", 1),
@@ -803,6 +804,25 @@ impl Game {
             Value::Atom(a) if a == "end" => Ok(Some(u64::MAX)),
             _ => Err(GameError::Rules(format!(
                 "playout_plies/2 must give a number of plies (0 or more) or `end`, not {}",
+                self.engine.term_text(&r[0])
+            ))),
+        }
+    }
+
+    /// How many playouts `mcts` counts each root move's `value/3` score
+    /// for, before its own playouts from that move (`prior_playouts(State,
+    /// N)`, an integer, 0 or more), if the rules say: a prior where the
+    /// moves are too many for the playouts to try each more than once or
+    /// twice.
+    pub fn prior_playouts(&mut self, s: &State) -> Result<Option<u32>, GameError> {
+        if !self.has("prior_playouts", 2) {
+            return Ok(None);
+        }
+        let r = self.call1("prior_playouts", &[Arg::In(&s.0), Arg::Out], "prior_playouts/2")?;
+        match self.engine.value(&r[0]) {
+            Value::Int(n) if (0..=1_000_000).contains(&n) => Ok(Some(n as u32)),
+            _ => Err(GameError::Rules(format!(
+                "prior_playouts/2 must give a number of playouts (0 to 1000000), not {}",
                 self.engine.term_text(&r[0])
             ))),
         }
