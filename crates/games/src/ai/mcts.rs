@@ -2,7 +2,9 @@
 //! driver in the engine, their moves drawn by the rules' own playout policy
 //! where they define one, `playout_move/2`, else uniformly; `uct` always
 //! draws uniformly; in a game with `value/3` one that runs past
-//! [`PLAYOUT_CAP`] plies is scored by it, graded by the lead) and a reward per seat, so it
+//! [`PLAYOUT_CAP`] plies is scored by it, graded by the lead; where the
+//! rules' `prior_playouts/2` says, each root move's `value/3` score first
+//! counts as that many playouts) and a reward per seat, so it
 //! plays for whoever is to move with any number of players. In a game with hidden information each
 //! iteration descends a fresh sample of the position (`sample_state/3`)
 //! and only through the moves legal in that sample. With several threads
