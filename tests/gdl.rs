@@ -770,6 +770,56 @@ fn the_grounded_path_plays_as_the_translation_does() {
     }
 }
 
+/// A relation that several rules search in the same state is computed once
+/// a state and its answers kept (`gdl_memo/5`); a search in another state
+/// computes them anew. The kept answers give the moves and the perft counts
+/// the grounded path gives, whatever order the states are asked in.
+#[test]
+fn answers_kept_for_a_state_are_not_used_in_another() {
+    let kif = "(role x) (role o)
+        (init (cell 1 b)) (init (cell 2 b)) (init (cell 3 b)) (init (cell 4 b)) (init (cell 5 b))
+        (init (control x))
+        (<= (open ?c) (true (cell ?c b)))
+        (<= (legal ?p (mark ?c)) (true (control ?p)) (open ?c))
+        (<= (legal ?p (pair ?c ?d)) (true (control ?p)) (open ?c) (open ?d) (distinct ?c ?d))
+        (<= (legal ?p noop) (role ?p) (not (true (control ?p))))
+        (<= (taken ?c) (does ?p (mark ?c)))
+        (<= (taken ?c) (does ?p (pair ?c ?d)))
+        (<= (taken ?d) (does ?p (pair ?c ?d)))
+        (<= (next (cell ?c ?p)) (role ?p) (does ?p (mark ?c)))
+        (<= (next (cell ?c ?p)) (does ?p (pair ?c ?d)))
+        (<= (next (cell ?d ?p)) (does ?p (pair ?c ?d)))
+        (<= (next (cell ?c b)) (true (cell ?c b)) (not (taken ?c)))
+        (<= (next (cell ?c ?q)) (true (cell ?c ?q)) (distinct ?q b))
+        (<= (next (control o)) (true (control x)))
+        (<= (next (control x)) (true (control o)))
+        (<= anyopen (open ?c))
+        (<= terminal (not anyopen))
+        (<= (goal ?p 50) (role ?p))";
+    let program = tabula::gdl::translate_with("kept", kif, false).unwrap().program;
+    assert!(program.contains("gdl_memo(r_open, S,"), "open/1 is not kept:\n{program}");
+    let mut t = game_on("kept", kif, false);
+    let mut g = game_on("kept", kif, true);
+    let (s, sg) = (start(&mut t), start(&mut g));
+    // Depth 3 visits the states depth first, each asked after others.
+    for depth in 1..=3 {
+        assert_eq!(t.perft(&s, depth).unwrap(), g.perft(&sg, depth).unwrap(), "perft {depth}");
+    }
+    // A game's states asked last to first, then first to last.
+    let mut states = vec![s];
+    for _ in 0..3 {
+        let last = states.last().unwrap();
+        let (_, next) = t.successors(last).unwrap().pop().unwrap();
+        states.push(next);
+    }
+    let texts: Vec<String> = states.iter().map(|x| t.engine().term_text(&x.0)).collect();
+    for text in texts.iter().rev().chain(texts.iter()) {
+        let (ts, gs) = (State(t.engine().parse_term(text).unwrap()), State(g.engine().parse_term(text).unwrap()));
+        assert_eq!(moves(&mut t, &ts), moves(&mut g, &gs), "the moves in {text}");
+    }
+    assert_ne!(moves(&mut t, &states[0]), moves(&mut t, &states[2]), "the states differ in their moves");
+}
+
 /// A network travels as JSON (to a cluster's shards) and plays the same
 /// games there; a damaged one is refused when read, not met during play.
 #[test]

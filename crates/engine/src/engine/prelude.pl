@@ -316,6 +316,13 @@ predsort(P, L, Sorted) :-
 '$predmerge_'(=, P, H1, _, T1, T2, [H1|R]) :- '$predmerge'(P, T1, T2, R).
 '$predmerge_'(>, P, H1, H2, T1, T2, [H2|R]) :- '$predmerge'(P, [H1|T1], T2, R).
 
+% --- global variables --------------------------------------------------------
+
+% nb_current(?Key, ?Value): Key is a global variable (nb_setval/2) holding
+% Value; with Key unbound, each one in turn.
+nb_current(K, V) :- atom(K), !, '$nb_current'(K, V).
+nb_current(K, V) :- var(K), '$global_keys'(Ks), member(K, Ks), '$nb_current'(K, V).
+
 % --- randomness ------------------------------------------------------------
 
 random_member(X, List) :-

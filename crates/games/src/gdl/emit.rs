@@ -297,14 +297,14 @@ fn rule_text(head: &str, goals: &[String]) -> String {
 }
 
 /// One clause of a state- or move-dependent relation, in one mode.
-fn clause_text(c: &FlatClause, mode: &[bool], a: &Analysis, calls: &mut Vec<(String, Mode)>) -> String {
+fn clause_text(c: &FlatClause, mode: &[bool], name: &str, a: &Analysis, calls: &mut Vec<(String, Mode)>) -> String {
     let bound = head_bound(c, mode);
     let body = order(&c.body, &bound, a, a.stratum.get(&c.head.rel).copied());
     let mut e = emit_body(c, &body, body.len(), bound, a, calls);
     if mode.iter().all(|&b| b) {
         e.goals.push("!".to_string());
     }
-    let head = call_text(&mode_name(&c.head.rel, mode, a), &head_args(c, &e, a));
+    let head = call_text(name, &head_args(c, &e, a));
     rule_text(&head, &e.goals)
 }
 
@@ -507,6 +507,30 @@ fn goal_text(l: &Flat, bound: &mut HashSet<String>, cx: &mut Ctx) -> String {
     }
 }
 
+/// Whether a relation's answers are worth keeping for the state they were
+/// computed in (`gdl_memo/5`): a relation of the game's own that depends
+/// on the state and not on the moves, not recursive, that some call asks
+/// with every argument unbound (so the program searches its whole
+/// extension anyway), and that two calls or more search. alexChess asks
+/// `legal1`, all the moves not breaking a pin, once for each of twenty
+/// `legal2` rules (an `or` written out as rules), in each state.
+fn memo(rel: &str, clauses: &[FlatClause], a: &Analysis, searches: usize) -> bool {
+    fn mentions(body: &[Flat], rel: &str) -> bool {
+        body.iter().any(|l| match l {
+            Flat::Pos(x) => x.rel == rel,
+            Flat::Not(alts, _) => alts.iter().any(|alt| mentions(alt, rel)),
+            Flat::Distinct(..) => false,
+        })
+    }
+    searches >= 2
+        && !OWN.contains(&rel)
+        && a.arity.get(rel).is_some_and(|&n| n > 0)
+        && a.takes_s.contains(rel)
+        && !a.takes_m.contains(rel)
+        && a.stratum.get(rel).and_then(|&k| a.strata.get(k)).is_some_and(|s| s.len() == 1)
+        && !clauses.iter().any(|c| c.head.rel == rel && mentions(&c.body, rel))
+}
+
 /// Every state- or move-dependent relation in every mode it is called in,
 /// from the interface's calls on: each relation's versions together.
 fn rules_text(clauses: &[FlatClause], a: &Analysis) -> String {
@@ -518,6 +542,9 @@ fn rules_text(clauses: &[FlatClause], a: &Analysis) -> String {
         .collect();
     let mut done: HashSet<(String, Mode)> = HashSet::new();
     let mut versions: Vec<(String, Mode, String)> = Vec::new();
+    // How many calls, over every version, search a relation (an argument
+    // unbound).
+    let mut searches: HashMap<String, usize> = HashMap::new();
     while let Some((rel, mode)) = todo.pop() {
         if a.is_static(&rel) || !done.insert((rel.clone(), mode.clone())) {
             continue;
@@ -528,11 +555,59 @@ fn rules_text(clauses: &[FlatClause], a: &Analysis) -> String {
             Some(t) => t,
             None => {
                 calls.clear();
-                own.iter().map(|c| clause_text(c, &mode, a, &mut calls)).collect()
+                let name = mode_name(&rel, &mode, a);
+                own.iter().map(|c| clause_text(c, &mode, &name, a, &mut calls)).collect()
             }
         };
+        for (callee, m) in &calls {
+            if m.iter().any(|&b| !b) {
+                *searches.entry(callee.clone()).or_default() += 1;
+            }
+        }
         versions.push((rel, mode, text));
         todo.extend(calls.into_iter().rev());
+    }
+    // Relations whose answers are kept for the state (`memo`): a version
+    // that searches (an argument unbound) asks the kept answers instead.
+    let memo: HashSet<String> = versions
+        .iter()
+        .filter(|(rel, mode, _)| {
+            mode.iter().all(|&b| !b) && memo(rel, clauses, a, searches.get(rel).copied().unwrap_or(0))
+        })
+        .map(|(rel, _, _)| rel.clone())
+        .collect();
+    for (rel, mode, text) in &mut versions {
+        if !memo.contains(rel) || mode.iter().all(|&b| b) {
+            continue;
+        }
+        let name = mode_name(rel, mode, a);
+        let all = format!("{}__all", pred_name(rel));
+        let params = |prefix: &str| -> Vec<String> { (1..=mode.len()).map(|i| format!("{prefix}{i}")).collect() };
+        let (outer, inner) = (params("A"), params("B"));
+        let with_s = |mut xs: Vec<String>| {
+            xs.push("S".to_string());
+            xs
+        };
+        let mut out = rule_text(
+            &call_text(&name, &with_s(outer.clone())),
+            &[
+                format!(
+                    "gdl_memo({}, S, {}, {}, As)",
+                    atom_text(&pred_name(rel)),
+                    call_text("k", &inner),
+                    call_text(&all, &with_s(inner.clone()))
+                ),
+                format!("member({}, As)", call_text("k", &outer)),
+            ],
+        );
+        if mode.iter().all(|&b| !b) {
+            // The relation's own rules, searching every answer once a state.
+            let own: Vec<&FlatClause> = clauses.iter().filter(|c| c.head.rel == *rel).collect();
+            for c in own {
+                out.push_str(&clause_text(c, mode, &all, a, &mut Vec::new()));
+            }
+        }
+        *text = out;
     }
     // Versions of one relation together, relations in the order written.
     let mut order_of: HashMap<&str, usize> = HashMap::new();

@@ -544,6 +544,19 @@ gdl_reach([Q|Queue], Seen, Base, Step, Env) :-
         gdl_reach(Queue1, Seen1, Base, Step, Env)
     ).
 
+% gdl_memo(+Key, +Fluents, +Template, +Goal, -Answers): the answers of a
+% relation in a state (Template for each proof of Goal, sorted), computed
+% once a state: global variable Key keeps the last state asked and its
+% answers (see `memo` in src/gdl/emit.rs).
+gdl_memo(Key, Fs, Template, Goal, Answers) :-
+    (   nb_current(Key, memo(Fs0, Answers0)),
+        Fs0 == Fs
+    ->  Answers = Answers0
+    ;   findall(Template, Goal, As),
+        sort(As, Answers),
+        nb_setval(Key, memo(Fs, Answers))
+    ).
+
 % ---------------------------------------------------------------------------
 % GDL-II: what a player knows is its own moves and what it saw (`sees`),
 % round by round; never the fluents, nor the others' moves.

@@ -130,6 +130,25 @@ pub(super) fn bi_getval(m: &mut Machine, a: &[Cell]) -> Res {
     Ok(m.store.unify(a[1], c))
 }
 
+/// `'$nb_current'/2`: global variable Key's value, failing where Key has
+/// none (`nb_current/2` with its key given).
+pub(super) fn bi_nb_current(m: &mut Machine, a: &[Cell]) -> Res {
+    let k = m.atom_of(a[0])?;
+    let Some(t) = m.globals.get(&k).cloned() else { return Ok(false) };
+    let c = m.store.copy_in(&t, &mut Vec::new());
+    Ok(m.store.unify(a[1], c))
+}
+
+/// `'$global_keys'/1`: the keys of the global variables, in standard
+/// order.
+pub(super) fn bi_global_keys(m: &mut Machine, a: &[Cell]) -> Res {
+    let mut keys: Vec<Atom> = m.globals.keys().copied().collect();
+    keys.sort_by(|x, y| m.atoms.name(*x).cmp(m.atoms.name(*y)));
+    let cells: Vec<Cell> = keys.into_iter().map(Cell::Atom).collect();
+    let l = m.store.new_list(&cells);
+    Ok(m.store.unify(a[0], l))
+}
+
 /// What a walk over a predicate's clauses is for.
 pub(super) enum Visit {
     Read,

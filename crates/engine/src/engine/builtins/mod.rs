@@ -205,6 +205,8 @@ pub fn register(m: &mut Machine) {
         ("b_setval", 2, bi_setval),
         ("nb_getval", 2, bi_getval),
         ("b_getval", 2, bi_getval),
+        ("$nb_current", 2, bi_nb_current),
+        ("$global_keys", 1, bi_global_keys),
         // output
         ("write", 1, |m, a| m.write_out(a[0], WriteOpts::write())),
         ("print", 1, |m, a| m.write_out(a[0], WriteOpts::writeq())),
