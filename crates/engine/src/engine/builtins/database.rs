@@ -122,11 +122,10 @@ fn global_bytes(t: &super::super::term::Tmpl) -> usize {
 
 pub(super) fn bi_getval(m: &mut Machine, a: &[Cell]) -> Res {
     let k = m.atom_of(a[0])?;
-    let Some(t) = m.globals.get(&k).cloned() else {
+    let Some(c) = global_value(m, k) else {
         let key = m.atoms.intern("variable");
         return Err(m.existence_error(key, Cell::Atom(k)));
     };
-    let c = m.store.copy_in(&t, &mut Vec::new());
     Ok(m.store.unify(a[1], c))
 }
 
@@ -134,9 +133,16 @@ pub(super) fn bi_getval(m: &mut Machine, a: &[Cell]) -> Res {
 /// none (`nb_current/2` with its key given).
 pub(super) fn bi_nb_current(m: &mut Machine, a: &[Cell]) -> Res {
     let k = m.atom_of(a[0])?;
-    let Some(t) = m.globals.get(&k).cloned() else { return Ok(false) };
-    let c = m.store.copy_in(&t, &mut Vec::new());
-    Ok(m.store.unify(a[1], c))
+    Ok(match global_value(m, k) {
+        Some(c) => m.store.unify(a[1], c),
+        None => false,
+    })
+}
+
+/// A copy on the heap of global variable `k`'s value, if it has one.
+fn global_value(m: &mut Machine, k: Atom) -> Option<Cell> {
+    let t = m.globals.get(&k).cloned()?;
+    Some(m.store.copy_in(&t, &mut Vec::new()))
 }
 
 /// `'$global_keys'/1`: the keys of the global variables, in standard
