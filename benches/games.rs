@@ -1,7 +1,9 @@
 //! Game workloads side by side with SWI-Prolog on the same files in one
 //! run: perft from the start and uniformly random playouts, both through
 //! the generic drivers of `crates/games/src/game/driver.pl` (for a GDL game, SWI-Prolog
-//! runs its translation, the program tabula runs).
+//! runs its translation, the program tabula runs); then, for tabula alone,
+//! the same random games by the steps a front end takes at each ply (the
+//! "step loop": `Game::step_playout`, what Python's loop costs in Rust).
 //!
 //! `cargo bench --bench games`. Perft runs to the deepest depth of the
 //! game's `games/NAME.perft` table; `PERFT="breakthrough=5"` sets depths by
@@ -124,6 +126,30 @@ fn main() {
             theirs.map(|t| playouts as f64 / t),
             "playouts/s",
         );
+
+        // The same random games by the steps a front end takes at each
+        // ply (Python's `State`): where the state stands, its legal
+        // actions, the state after one. Where the actions are listed.
+        if let Some(space) = game.action_space(&opts).unwrap().filter(|s| s.listed_moves().is_some()) {
+            let mut walk = tabula::game::Walk::new(1);
+            let t = Instant::now();
+            let (mut plies, mut playouts) = (0, 0);
+            while playouts < min_playouts || t.elapsed().as_secs_f64() < 0.5 {
+                plies += game.step_playout(&space, &state, &mut walk).unwrap();
+                playouts += 1;
+            }
+            let mut best = t.elapsed().as_secs_f64();
+            for _ in 1..repeat {
+                let mut walk = tabula::game::Walk::new(1);
+                let t = Instant::now();
+                for _ in 0..playouts {
+                    game.step_playout(&space, &state, &mut walk).unwrap();
+                }
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            let avg = plies as f64 / playouts as f64;
+            row(&game.name, "step loop", &format!("{avg:.1} plies"), playouts as f64 / best, None, "playouts/s");
+        }
     }
 }
 

@@ -519,23 +519,14 @@ impl Game {
     #[pyo3(signature = (seconds = 1.0, seed = 0))]
     fn _step_playouts(&self, py: Python<'_>, seconds: f64, seed: u64) -> PyResult<(u64, u64, f64)> {
         let space = self.core.space(py)?;
-        let Some(moves) = space.space.listed_moves() else {
-            return Err(crate::errors::to_py(GameError::Rules("the step loop needs listed actions".into())));
-        };
         self.core
             .with(py, |e| -> Result<_, GameError> {
                 let start = std::time::Instant::now();
                 let mut walk = game::Walk::new(seed);
                 let (mut playouts, mut plies) = (0, 0);
                 while start.elapsed().as_secs_f64() < seconds {
-                    let mut s = e.game.initial_state(&e.options, seed.wrapping_add(playouts))?;
-                    let mut status = e.game.status(&s)?;
-                    while status.outcome.is_none() {
-                        let actions = e.game.legal_actions(&space.space, &s)?;
-                        let a = actions[walk.pick(actions.len())];
-                        (s, status) = e.game.after(&s, &moves[a])?;
-                        plies += 1;
-                    }
+                    let s = e.game.initial_state(&e.options, seed.wrapping_add(playouts))?;
+                    plies += e.game.step_playout(&space.space, &s, &mut walk)?;
                     playouts += 1;
                 }
                 Ok((playouts, plies, start.elapsed().as_secs_f64()))

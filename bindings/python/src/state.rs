@@ -29,6 +29,9 @@ struct Known {
     actions: Option<Vec<usize>>,
     /// Each legal move's clicks, as targets (with click actions).
     clicks: Option<Vec<Vec<usize>>>,
+    /// The mark a GDL game's network gave with the position
+    /// (`game::Next::mark`).
+    mark: Option<u64>,
 }
 
 /// A position of a game.
@@ -221,17 +224,23 @@ impl State {
     }
 
     /// Makes the legal move `mv`, and asks the rules about the position it
-    /// leads to (in the same release of the GIL).
+    /// leads to (in the same release of the GIL): where it stands, and its
+    /// legal actions where they come with the move (a GDL game's network).
     fn make(&mut self, py: Python<'_>, mv: Move) -> PyResult<()> {
         let mover = self.known.mover.clone().unwrap_or_default();
-        let chance = self.known.chance;
+        let (chance, mark) = (self.known.chance, self.known.mark);
+        let space = match self.core.has_actions {
+            true => self.core.space(py).ok(),
+            false => None,
+        };
         let play = &mut self.play;
         let known = self
             .core
             .with(py, |e| -> Result<_, GameError> {
-                let (next, status) = e.game.after(play.state(), &mv)?;
-                play.make_term(&mut e.game, mover, chance, mv, next)?;
-                Ok(known_of(status))
+                let space = space.as_ref().map(|n| &n.space);
+                let next = e.game.after_listing(play.state(), mark, &mv, space)?;
+                play.make_term(&mut e.game, mover, chance, mv, next.state)?;
+                Ok(Known { actions: next.actions, mark: next.mark, ..known_of(next.status) })
             })
             .or_raise()?;
         self.known = known;

@@ -28,6 +28,16 @@ const NONE: u32 = u32::MAX;
 #[derive(Clone, Debug)]
 pub struct ActionSpace {
     kind: Kind,
+    /// A number of its own (a copy shares it), by which a native step
+    /// keeps the actions it has numbered in it.
+    pub(super) id: u64,
+}
+
+/// The number of the next action space made.
+static SPACES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn new_space(kind: Kind) -> ActionSpace {
+    ActionSpace { kind, id: SPACES.fetch_add(1, std::sync::atomic::Ordering::Relaxed) }
 }
 
 #[derive(Clone, Debug)]
@@ -59,7 +69,7 @@ impl ActionSpace {
             next[i] = *first;
             *first = i as u32;
         }
-        Ok(ActionSpace { kind: Kind::Listed { moves, index, next } })
+        Ok(new_space(Kind::Listed { moves, index, next }))
     }
 
     /// How many actions there are.
@@ -82,7 +92,7 @@ impl ActionSpace {
 
     /// [`ActionSpace::listed_action`] of a ground move given as a
     /// template's cells.
-    fn listed_action_of_cells(&self, cells: &[Cell]) -> Option<usize> {
+    pub(super) fn listed_action_of_cells(&self, cells: &[Cell]) -> Option<usize> {
         match &self.kind {
             Kind::Listed { moves, index, next } => {
                 let mut i = *index.get(&hash_cells(cells))?;
@@ -125,9 +135,7 @@ impl Game {
         }
         let r = self.call1("action_count", &[Arg::In(options), Arg::Out], "action_count/2")?;
         match self.engine.value(&r[0]).as_int() {
-            Some(n) if n >= 0 => {
-                Ok(Some(ActionSpace { kind: Kind::Coded { count: n as usize, options: options.clone() } }))
-            }
+            Some(n) if n >= 0 => Ok(Some(new_space(Kind::Coded { count: n as usize, options: options.clone() }))),
             _ => {
                 let t = self.engine.term_text(&r[0]);
                 Err(GameError::Rules(format!("action_count/2 must give a whole number, not {t}")))
@@ -157,6 +165,12 @@ impl Game {
     /// engine (what a learning agent's step asks, every ply). A legal move
     /// the space does not have is an error.
     pub fn legal_actions(&mut self, space: &ActionSpace, s: &State) -> Result<Vec<usize>, GameError> {
+        if matches!(space.kind, Kind::Listed { .. }) {
+            let number = |t: &Tmpl| space.listed_action_of_cells(&t.cells);
+            if let Some(actions) = crate::gdl::step::legal_actions(&mut self.engine, &s.0, (space.id, &number)) {
+                return Ok(actions);
+            }
+        }
         if matches!(space.kind, Kind::Coded { .. }) || !self.has("move", 2) {
             let moves = self.moves(s)?;
             let mut out = Vec::with_capacity(moves.len());

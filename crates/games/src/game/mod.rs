@@ -24,10 +24,9 @@ pub use check::Played;
 pub use observe::Observer;
 pub use play::{Play, Shown, Step};
 pub use spec::Spec;
-use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
-pub use step::Status;
+pub use step::{Next, Status};
 pub use view::View;
 
 const DRIVER: &str = include_str!("driver.pl");
@@ -205,10 +204,13 @@ pub struct Game {
     pub options: Vec<OptionSpec>,
     has_notation: bool,
     /// The optional interface predicates the rules define, found once at
-    /// load (`has` is asked on every move).
-    optional: HashSet<(&'static str, u32)>,
+    /// load (`has` is asked on every move): bit `i` for `OPTIONAL[i]`.
+    optional: u64,
     /// How random playouts draw their moves (see `PlayoutPlan`).
     plan: PlayoutPlan,
+    /// The names of the roles of a GDL game's network, by their numbers
+    /// (found at its first native step).
+    native_roles: Vec<String>,
 }
 
 /// How a game's random playouts draw moves, found for the options its
@@ -231,7 +233,9 @@ enum PlayoutPlan {
     Mixed,
 }
 
-/// The optional predicates of the game interface (and of the adapters).
+/// The optional predicates of the game interface (and of the adapters):
+/// at most 64.
+const _: () = assert!(OPTIONAL.len() <= 64);
 const OPTIONAL: &[(&str, u32)] = &[
     ("option", 4),
     ("describe", 1),
@@ -441,8 +445,11 @@ impl Game {
         }
         let name = path.file_stem().map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
         let has_notation = engine.defined_arities("notation").contains(&2);
-        let optional =
-            OPTIONAL.iter().copied().filter(|(n, a)| engine.defined_arities(n).contains(a)).collect::<HashSet<_>>();
+        let optional = OPTIONAL
+            .iter()
+            .enumerate()
+            .filter(|(_, (n, a))| engine.defined_arities(n).contains(a))
+            .fold(0u64, |bits, (i, _)| bits | 1 << i);
         let mut game = Game {
             engine,
             spec,
@@ -453,6 +460,7 @@ impl Game {
             has_notation,
             optional,
             plan: PlayoutPlan::Unknown,
+            native_roles: Vec::new(),
         };
         let t = game.call1("title", &[Arg::Out], "title/1")?;
         game.title = game.engine.value(&t[0]).as_text().map_or_else(|| game.engine.term_text(&t[0]), str::to_string);
@@ -1117,8 +1125,8 @@ impl Game {
     /// Whether the rules define `name/arity` (for the interface's optional
     /// predicates, as found at load).
     pub fn has(&self, name: &str, arity: u32) -> bool {
-        match OPTIONAL.iter().find(|&&(n, a)| n == name && a == arity) {
-            Some(key) => self.optional.contains(key),
+        match OPTIONAL.iter().position(|&(n, a)| a == arity && n == name) {
+            Some(i) => self.optional & 1 << i != 0,
             None => self.engine.defined_arities(name).contains(&arity),
         }
     }

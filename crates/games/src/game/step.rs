@@ -4,10 +4,26 @@
 //! ([`Game::after`]), what a front end asks at every ply (Python's
 //! `State`), where asking `game_over/2`, `to_move/2`, `chance/1` and
 //! `move/3` one by one would copy the position into the engine four times.
+//! A GDL game on its network of propositions answers both without a query
+//! ([`crate::gdl::step`]), where it can.
 
-use super::{Game, GameError, Move, Outcome, State, value_text};
+use super::{ActionSpace, Game, GameError, Move, Outcome, State, Walk, value_text};
 use crate::engine::host::atom;
 use crate::engine::{Arg, Cell, Tmpl, Value};
+use crate::gdl::step::{self, Standing};
+
+/// A position after a move, and where it stands
+/// ([`Game::after_listing`]).
+#[derive(Clone, Debug)]
+pub struct Next {
+    pub state: State,
+    pub status: Status,
+    /// Its legal actions, where they came with the move.
+    pub actions: Option<Vec<usize>>,
+    /// The mark of a position a GDL game's network made: give it back
+    /// with the position to spare the network reading it again.
+    pub mark: Option<u64>,
+}
 
 /// Where a position stands ([`Game::status`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -26,6 +42,9 @@ impl Game {
     /// [`Game::to_move`] and [`Game::chance`] are three; an error is
     /// theirs.
     pub fn status(&mut self, s: &State) -> Result<Status, GameError> {
+        if let Some(st) = step::status(&mut self.engine, &s.0) {
+            return Ok(self.native_status(st));
+        }
         let chance = self.chance_atom();
         let r = self.engine.call("$status", &[Arg::In(&s.0), Arg::In(&chance), Arg::Out], 1);
         match r.ok().and_then(|mut r| r.pop()) {
@@ -38,6 +57,32 @@ impl Game {
     /// The position after the legal move `m` of `s`, and where it stands:
     /// [`Game::play`] then [`Game::status`], in one query.
     pub fn after(&mut self, s: &State, m: &Move) -> Result<(State, Status), GameError> {
+        self.after_listing(s, None, m, None).map(|n| (n.state, n.status))
+    }
+
+    /// [`Game::after`], with the legal actions of the position after
+    /// (numbered in `space`) where they come at no extra cost: a GDL
+    /// game's network lists them with the move (`None` otherwise: ask
+    /// [`Game::legal_actions`]). `mark` is the one that came with `s`, if
+    /// it was made so: it spares the network reading `s` again.
+    pub fn after_listing(
+        &mut self,
+        s: &State,
+        mark: Option<u64>,
+        m: &Move,
+        space: Option<&ActionSpace>,
+    ) -> Result<Next, GameError> {
+        let number = |t: &Tmpl| space.and_then(|sp| sp.listed_action_of_cells(&t.cells));
+        let listed = space.filter(|sp| sp.listed_moves().is_some()).map(|sp| (sp.id, &number as _));
+        if let Some(a) = step::after(&mut self.engine, &s.0, mark, &m.0, listed) {
+            let status = self.native_status(a.standing);
+            return Ok(Next { state: State(a.next), status, actions: a.actions, mark: Some(a.mark) });
+        }
+        let (state, status) = self.after_by_rules(s, m)?;
+        Ok(Next { state, status, actions: None, mark: None })
+    }
+
+    fn after_by_rules(&mut self, s: &State, m: &Move) -> Result<(State, Status), GameError> {
         let chance = self.chance_atom();
         let r = self.engine.call("$after", &[Arg::In(&s.0), Arg::In(&m.0), Arg::In(&chance), Arg::Out, Arg::Out], 1);
         match r.ok().and_then(|mut r| r.pop()) {
@@ -50,6 +95,51 @@ impl Game {
                 let status = self.status_slowly(&next)?;
                 Ok((next, status))
             }
+        }
+    }
+
+    /// A uniformly random game from `s` to its end, played by the steps a
+    /// front end takes at each ply (a learning agent's loop): where the
+    /// state stands, its legal actions, one drawn by `walk`, and the state
+    /// after it ([`Game::status`], [`Game::legal_actions`],
+    /// [`Game::after`]). The plies played. It measures what such a loop
+    /// costs in the engine, beside [`Game::playout`]'s own. The actions
+    /// must be listed.
+    pub fn step_playout(&mut self, space: &ActionSpace, s: &State, walk: &mut Walk) -> Result<u64, GameError> {
+        let Some(moves) = space.listed_moves() else {
+            return Err(GameError::Rules("a step loop needs the actions listed (action_space/2)".into()));
+        };
+        let status = self.status(s)?;
+        let mut at = Next { state: s.clone(), status, actions: None, mark: None };
+        let mut plies = 0;
+        while at.status.outcome.is_none() {
+            let actions = match at.actions.take() {
+                Some(actions) => actions,
+                None => self.legal_actions(space, &at.state)?,
+            };
+            if actions.is_empty() {
+                let mover = at.status.mover.unwrap_or_default();
+                return Err(GameError::Rules(format!("{mover} is to move, with no legal move")));
+            }
+            let a = actions[walk.pick(actions.len())];
+            at = self.after_listing(&at.state, at.mark, &moves[a], Some(space))?;
+            plies += 1;
+        }
+        Ok(plies)
+    }
+
+    /// A status as a native step gives it.
+    fn native_status(&mut self, st: Standing) -> Status {
+        if self.native_roles.is_empty() {
+            let roles = step::roles(&mut self.engine);
+            self.native_roles = roles.iter().map(|t| value_text(&self.engine.value(t))).collect();
+        }
+        match st {
+            Standing::Over(Some(r)) => {
+                Status { outcome: Some(Outcome::Winner(self.native_roles[r].clone())), mover: None, chance: false }
+            }
+            Standing::Over(None) => Status { outcome: Some(Outcome::Draw), mover: None, chance: false },
+            Standing::ToMove(r) => Status { outcome: None, mover: Some(self.native_roles[r].clone()), chance: false },
         }
     }
 

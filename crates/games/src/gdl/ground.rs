@@ -30,6 +30,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
+pub(crate) mod step;
+
 /// Most facts the domains and the ground rules' instances may have, and
 /// tuple matches spent on them. Past these a network would be slower than
 /// the translation anyway (in the corpus, every game that needs more
@@ -344,6 +346,21 @@ impl Legal {
     /// How many actions `role` has legal in `v`.
     fn count(&self, net: &Net, role: usize, v: &[bool]) -> u32 {
         self.open(net, role, v).map(|(_, n)| n).sum()
+    }
+
+    /// Each of `role`'s legal actions in `v`, in the order of
+    /// [`Legal::nth`].
+    fn each(&self, net: &Net, role: usize, v: &[bool], mut f: impl FnMut(u32)) {
+        let words = net.actions[role].len().div_ceil(64);
+        for (c, _) in self.open(net, role, v) {
+            for (w, &word) in self.bits[self.word[c]..self.word[c] + words].iter().enumerate() {
+                let mut word = word;
+                while word != 0 {
+                    f((w * 64) as u32 + word.trailing_zeros());
+                    word &= word - 1;
+                }
+            }
+        }
     }
 
     /// The number of `role`'s `k`-th legal action in `v` (counting from 0,
@@ -1564,6 +1581,10 @@ struct Runtime {
     /// Whether a playout moved the network on (by changes) without
     /// listing the state in `state` and in the values' `state`.
     stale: bool,
+    /// Whether [`Runtime::count_legal`] counted from the kept sets.
+    kept: bool,
+    /// The game layer's step ([`step`]).
+    step: step::Cache,
 }
 
 /// Shares a network between engines (threads build their own engine).
@@ -1657,6 +1678,8 @@ pub fn install(engine: &mut Engine, net: &Shared) -> Result<(), String> {
         next: Vec::new(),
         vars: Vec::new(),
         stale: false,
+        kept: false,
+        step: step::Cache::new(engine)?,
     };
     engine.set_ext(Box::new(rt));
     engine.add_builtin("$gdl_legal", 2, bi_legal);
@@ -1721,6 +1744,7 @@ impl Runtime {
     /// Reads a fluent list into `self.state` and evaluates it; `None` when
     /// a fluent is unknown (or the list is not a ground list).
     fn read_state(&mut self, m: &mut Machine, list: Cell) -> Option<()> {
+        self.step.forget();
         self.list_state();
         self.state.clear();
         let mut c = m.store.deref(list);
@@ -1939,76 +1963,105 @@ impl Runtime {
         }
     }
 
+    /// The result of the terminal state in the values: the player with
+    /// the highest goal value wins (`Some(Some(role))`), a tie at the top
+    /// is a draw (`Some(None)`); `None` when a player has no goal value
+    /// (or the values are not numbers), which breaks GDL's rules.
+    fn result(&self) -> Option<Option<usize>> {
+        let goals = self.goal_numbers.as_ref()?;
+        let net = &self.net;
+        let mut best: Option<(i64, usize, bool)> = None;
+        for (r, gs) in goals.iter().enumerate().filter(|(r, _)| self.players[*r]) {
+            let values = gs.iter().zip(&net.goals[r]).filter(|(_, (_, p))| net.on(*p, &self.vals));
+            let v = values.map(|(v, _)| *v).max()?;
+            best = match best {
+                Some((b, w, tie)) if v <= b => Some((b, w, tie || v == b)),
+                _ => Some((v, r, false)),
+            };
+        }
+        let (_, w, tie) = best?;
+        Some((!tie).then_some(w))
+    }
+
+    /// Each role's count of legal actions in the values, into `counts`:
+    /// from the sets that evaluation by changes keeps, else by reading
+    /// each action's legality, gate by gate, into `legal` (the same
+    /// actions either way, for [`Runtime::nth_legal`]). False when a role
+    /// has none (the counts of the roles after it are not made).
+    fn count_legal(&mut self) -> bool {
+        let net = &*self.net;
+        self.kept = self.vals.fresh && net.fanout().is_some();
+        for r in 0..net.roles.len() {
+            let n = if self.kept {
+                self.vals.legal.count(net, r, &self.vals.v) as usize
+            } else {
+                let legal = &mut self.legal[r];
+                legal.clear();
+                let v = &self.vals.v;
+                for (g, &gate) in net.gates[r].iter().enumerate() {
+                    if gate_open(gate, v) {
+                        legal.extend(
+                            self.legal_props[r]
+                                .iter()
+                                .zip(&net.gate_of[r])
+                                .enumerate()
+                                .filter(|&(_, (&p, &of))| of as usize == g && p != NONE && v[p as usize])
+                                .map(|(i, _)| i as u32),
+                        );
+                    }
+                }
+                legal.len()
+            };
+            self.counts[r] = n;
+            if n == 0 {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Each of role `r`'s legal actions as [`Runtime::count_legal`]
+    /// counted them, in the order of [`Runtime::nth_legal`].
+    fn each_legal(&self, r: usize, f: impl FnMut(u32)) {
+        if self.kept {
+            self.vals.legal.each(&self.net, r, &self.vals.v, f);
+        } else {
+            self.legal[r].iter().copied().for_each(f);
+        }
+    }
+
+    /// Role `r`'s `k`-th legal action as [`Runtime::count_legal`] counted
+    /// them.
+    fn nth_legal(&self, r: usize, k: usize) -> u32 {
+        if self.kept { self.vals.legal.nth(&self.net, r, &self.vals.v, k as u32) } else { self.legal[r][k] }
+    }
+
     /// The rounds of [`Runtime::playout`].
     fn rounds(&mut self, m: &mut Machine, mut plies: i64, max: i64) -> Result<(i64, End), crate::engine::Exc> {
         let net = self.net.clone();
-        let goals = self.goal_numbers.clone().unwrap_or_default();
         let mut work = self.vals.work;
         loop {
             if net.on(net.terminal, &self.vals) {
-                // The player with the highest goal value wins; a tie at the
-                // top is a draw.
-                let mut best: Option<(i64, usize, bool)> = None;
-                for (r, gs) in goals.iter().enumerate().filter(|(r, _)| self.players[*r]) {
-                    let values = gs.iter().zip(&net.goals[r]).filter(|(_, (_, p))| net.on(*p, &self.vals));
-                    let Some(v) = values.map(|(v, _)| *v).max() else {
-                        return Ok((plies, End::Broken));
-                    };
-                    best = match best {
-                        Some((b, w, tie)) if v <= b => Some((b, w, tie || v == b)),
-                        _ => Some((v, r, false)),
-                    };
-                }
-                return Ok(match best {
-                    Some((_, w, false)) => (plies, End::Winner(w)),
-                    Some(_) => (plies, End::Draw),
+                return Ok(match self.result() {
+                    Some(Some(w)) => (plies, End::Winner(w)),
+                    Some(None) => (plies, End::Draw),
                     None => (plies, End::Broken),
                 });
             }
             if plies >= max {
                 return Ok((plies, End::Cut));
             }
-            // Each role's count of legal actions, then the k-th drawn: from
-            // the sets that evaluation by changes keeps, else by reading
-            // each action's legality, gate by gate (the same action either
-            // way).
-            let kept = self.vals.fresh && net.fanout().is_some();
-            let mut choosers = 0;
-            for r in 0..net.roles.len() {
-                let n = if kept {
-                    self.vals.legal.count(&net, r, &self.vals.v) as usize
-                } else {
-                    let mut legal = std::mem::take(&mut self.legal[r]);
-                    legal.clear();
-                    let v = &self.vals.v;
-                    for (g, &gate) in net.gates[r].iter().enumerate() {
-                        if gate_open(gate, v) {
-                            legal.extend(
-                                self.legal_props[r]
-                                    .iter()
-                                    .zip(&net.gate_of[r])
-                                    .enumerate()
-                                    .filter(|&(_, (&p, &of))| of as usize == g && p != NONE && v[p as usize])
-                                    .map(|(i, _)| i as u32),
-                            );
-                        }
-                    }
-                    let n = legal.len();
-                    self.legal[r] = legal;
-                    n
-                };
-                if n == 0 {
-                    return Ok((plies, End::Broken));
-                }
-                choosers += usize::from(n > 1);
-                self.counts[r] = n;
+            // Each role's count of legal actions, then the k-th drawn.
+            if !self.count_legal() {
+                return Ok((plies, End::Broken));
             }
+            let choosers = self.counts.iter().filter(|&&n| n > 1).count();
             plies += choosers.max(1) as i64;
             self.does.clear();
             for r in 0..net.roles.len() {
                 let n = self.counts[r];
                 let k = if n == 1 { 0 } else { rand::Rng::gen_range(&mut m.rng, 0..n) };
-                let i = if kept { self.vals.legal.nth(&net, r, &self.vals.v, k as u32) } else { self.legal[r][k] };
+                let i = self.nth_legal(r, k);
                 self.does.push(self.does_props[r][i as usize]);
             }
             if net.advance(&mut self.vals, &self.does, &mut self.changes) {

@@ -22,6 +22,9 @@ mod eval;
 mod ground;
 pub mod parse;
 
+/// The game layer's step on a game's network (see [`ground::step`]).
+pub(crate) use ground::step;
+
 use crate::syntax::{Diagnostic, Span};
 
 /// A term: a symbol, a variable or a function applied to terms.
