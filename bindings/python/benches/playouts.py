@@ -3,7 +3,10 @@ tabula's Python API against OpenSpiel's own C++ Breakthrough, with the
 same loop (legal actions, a random choice, apply, until the game ends),
 and tabula's in-engine playouts for reference.
 
-    python bindings/python/benches/playouts.py [SECONDS]
+    python bindings/python/benches/playouts.py [SECONDS] [GAME]
+
+GAME is tabula's side (default `breakthrough`, the rules language's;
+`breakthrough-8x8` is the GDL game, played on its network).
 """
 
 import random
@@ -30,8 +33,9 @@ def python_loop(new_state, legal, apply, over, seconds):
 
 def main():
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 5.0
+    name = sys.argv[2] if len(sys.argv) > 2 else "breakthrough"
     rows = []
-    game = tabula.load("breakthrough")
+    game = tabula.load(name)
     rate, length = python_loop(
         game.new_state, lambda s: s.legal_actions(), lambda s, a: s.apply_action(a), lambda s: s.is_over(), seconds
     )
@@ -66,7 +70,7 @@ def main():
     rows.append(
         ("tabula, playouts inside the engine (Game.bench)", report["playouts_per_second"], report["plies"] / report["playouts"])
     )
-    print(f"{'Breakthrough 8x8, random playouts, one thread':52} {'playouts/s':>11} {'plies/game':>11}")
+    print(f"{'Breakthrough 8x8 (tabula: ' + name + '), random playouts, one thread':52} {'playouts/s':>11} {'plies/game':>11}")
     for name, rate, length in rows:
         print(f"{name:52} {rate:11.1f} {length:11.2f}")
     # The Python layer's cost a ply: the API's loop against the same steps

@@ -116,18 +116,23 @@ impl Game {
     }
 
     /// A grounded GDL game: where its network and its translation disagree
-    /// in state `s` (moves, in order, with their next states; the end), and
+    /// in state `s` (moves, in order, with their next states; the end),
     /// whether the round a native random playout plays from `s` is one of
-    /// the translation's.
-    fn network_differs(&mut self, s: &State, legal: &[LegalMove]) -> Option<String> {
+    /// the translation's, and whether the network's step (a front end's:
+    /// [`Game::status`], [`Game::legal_actions`], [`Game::after_listing`])
+    /// gives what the translation gives.
+    fn network_differs(&mut self, s: &State, legal: &[LegalMove], space: Option<&ActionSpace>) -> Option<String> {
         let grounded = self.outcome(s).ok()?;
         let native = self.random_playout(s, 1, None, Draw::Uniform).ok().flatten();
+        let stepped = self.status(s).ok()?;
         let ext = self.spec.extension()?.clone();
         ext.set_enabled(&mut self.engine, false);
         let plain = self.legal_moves(s);
         let plain_end = self.outcome(s);
+        let plain_status = self.status(s);
+        let plain_actions = space.map(|sp| self.legal_actions(sp, s));
         ext.set_enabled(&mut self.engine, true);
-        let (plain, plain_end) = (plain.ok()?, plain_end.ok()?);
+        let (plain, plain_end, plain_status) = (plain.ok()?, plain_end.ok()?, plain_status.ok()?);
         let state = self.engine.term_text(&s.0);
         let texts = |l: &[LegalMove]| l.iter().map(|m| m.text.clone()).collect::<Vec<_>>();
         if texts(legal) != texts(&plain) || legal.iter().zip(&plain).any(|(a, b)| a.next != b.next) {
@@ -150,6 +155,53 @@ impl Game {
         {
             let next = self.engine.term_text(&next.0);
             return Some(format!("a native random playout from {state} reached {next}, which no move gives"));
+        }
+        self.step_differs(s, legal, space, stepped, plain_status, plain_actions).map(|p| format!("in {state}: {p}"))
+    }
+
+    /// [`Game::network_differs`]'s check of the step: the status, the
+    /// legal actions, and each move's next state (the same template) with
+    /// where it stands and its legal actions as a fresh read gives them.
+    fn step_differs(
+        &mut self,
+        s: &State,
+        legal: &[LegalMove],
+        space: Option<&ActionSpace>,
+        stepped: super::Status,
+        plain: super::Status,
+        plain_actions: Option<Result<Vec<usize>, GameError>>,
+    ) -> Option<String> {
+        if stepped != plain {
+            return Some(format!("the network's step says {stepped:?}, the translation {plain:?}"));
+        }
+        if let (Some(space), Some(Ok(want))) = (space, plain_actions) {
+            match self.legal_actions(space, s) {
+                Ok(got) if got == want => {}
+                got => return Some(format!("the network's step gives the actions {got:?}, the translation {want:?}")),
+            }
+        }
+        for m in legal {
+            let next = match self.after_listing(s, None, &m.mv, space) {
+                Ok(next) => next,
+                Err(e) => return Some(format!("the network's step cannot play {}: {e}", m.text)),
+            };
+            if next.state != m.next {
+                return Some(format!("the network's step plays {} to another state than move/3's", m.text));
+            }
+            // Read again after another state: the values made anew.
+            self.status(s).ok()?;
+            let fresh = self.status(&m.next).ok();
+            if Some(&next.status) != fresh.as_ref() {
+                return Some(format!(
+                    "after {} the network's step says {:?}, a fresh read {fresh:?}",
+                    m.text, next.status
+                ));
+            }
+            if let (Some(listed), Some(space)) = (&next.actions, space)
+                && self.legal_actions(space, &m.next).ok().as_ref() != Some(listed)
+            {
+                return Some(format!("after {} the network's step lists the actions {listed:?} otherwise", m.text));
+            }
         }
         None
     }
@@ -486,7 +538,7 @@ impl Game {
                 // state, so each would be new).
                 if self.spec.extension().is_some()
                     && !view_kinds.contains("network")
-                    && let Some(problem) = self.network_differs(&state, &legal)
+                    && let Some(problem) = self.network_differs(&state, &legal, space.as_ref())
                 {
                     view_kinds.insert("network");
                     report(problem, g, ply);
