@@ -210,7 +210,7 @@ impl State {
         if a == targets.end() {
             let i = made.expect("the end action is legal only where a move is made");
             let m = self.known.moves.as_ref().expect("listed with the clicks")[i].clone();
-            return self.make(py, m);
+            return self.make(py, m, None);
         }
         self.clicked.push(a);
         let (next, made) = self.next_clicks(py, targets)?;
@@ -218,7 +218,7 @@ impl State {
             && let Some(i) = made
         {
             let m = self.known.moves.as_ref().expect("listed with the clicks")[i].clone();
-            self.make(py, m)?;
+            self.make(py, m, None)?;
         }
         Ok(())
     }
@@ -226,7 +226,8 @@ impl State {
     /// Makes the legal move `mv`, and asks the rules about the position it
     /// leads to (in the same release of the GIL): where it stands, and its
     /// legal actions where they come with the move (a GDL game's network).
-    fn make(&mut self, py: Python<'_>, mv: Move) -> PyResult<()> {
+    /// `action` is the move's integer action, where it is known.
+    fn make(&mut self, py: Python<'_>, mv: Move, action: Option<usize>) -> PyResult<()> {
         let mover = self.known.mover.clone().unwrap_or_default();
         let (chance, mark) = (self.known.chance, self.known.mark);
         let space = match self.core.has_actions {
@@ -238,7 +239,12 @@ impl State {
             .core
             .with(py, |e| -> Result<_, GameError> {
                 let space = space.as_ref().map(|n| &n.space);
-                let next = e.game.after_listing(play.state(), mark, &mv, space)?;
+                let next = match (action, space) {
+                    (Some(a), Some(sp)) if sp.listed_moves().is_some() => {
+                        e.game.after_action(play.state(), mark, sp, a)?
+                    }
+                    _ => e.game.after_listing(play.state(), mark, &mv, space)?,
+                };
                 play.make_term(&mut e.game, mover, chance, mv, next.state)?;
                 Ok(Known { actions: next.actions, mark: next.mark, ..known_of(next.status) })
             })
@@ -456,7 +462,8 @@ impl State {
             Err(err) => return Err(err),
         };
         let m = self.legal_move(py, i)?;
-        self.make(py, m)
+        let action = self.known.actions.as_ref().map(|a| a[i]);
+        self.make(py, m, action)
     }
 
     /// Makes the move of an integer action (it must be legal here).
@@ -471,7 +478,7 @@ impl State {
         match i {
             Some(i) => {
                 let m = self.legal_move(py, i)?;
-                self.make(py, m)
+                self.make(py, m, usize::try_from(action).ok())
             }
             None => {
                 let what = match usize::try_from(action).ok().map(|a| self.core.action_text(py, a)) {
@@ -650,7 +657,7 @@ impl State {
                 return Err(to_py(GameError::Rules("no legal move in a position that is not over".into())));
             }
             let m = moves[walk.pick(moves.len())].clone();
-            self.make(py, m)?;
+            self.make(py, m, None)?;
         }
         Ok(())
     }

@@ -72,9 +72,35 @@ impl Game {
         m: &Move,
         space: Option<&ActionSpace>,
     ) -> Result<Next, GameError> {
+        self.after_with(s, mark, m, None, space)
+    }
+
+    /// [`Game::after_listing`] of the move of integer action `action` (of
+    /// a listed space), which must be legal in `s`.
+    pub fn after_action(
+        &mut self,
+        s: &State,
+        mark: Option<u64>,
+        space: &ActionSpace,
+        action: usize,
+    ) -> Result<Next, GameError> {
+        let Some(m) = space.listed_moves().and_then(|ms| ms.get(action)) else {
+            return Err(GameError::Rules(format!("no listed move has the action {action}")));
+        };
+        self.after_with(s, mark, m, Some(action), Some(space))
+    }
+
+    fn after_with(
+        &mut self,
+        s: &State,
+        mark: Option<u64>,
+        m: &Move,
+        action: Option<usize>,
+        space: Option<&ActionSpace>,
+    ) -> Result<Next, GameError> {
         let number = |t: &Tmpl| space.and_then(|sp| sp.listed_action_of_cells(&t.cells));
         let listed = space.filter(|sp| sp.listed_moves().is_some()).map(|sp| (sp.id, &number as _));
-        if let Some(a) = step::after(&mut self.engine, &s.0, mark, &m.0, listed) {
+        if let Some(a) = step::after(&mut self.engine, &s.0, mark, &m.0, action, listed) {
             let status = self.native_status(a.standing);
             return Ok(Next { state: State(a.next), status, actions: a.actions, mark: Some(a.mark) });
         }
@@ -106,9 +132,9 @@ impl Game {
     /// costs in the engine, beside [`Game::playout`]'s own. The actions
     /// must be listed.
     pub fn step_playout(&mut self, space: &ActionSpace, s: &State, walk: &mut Walk) -> Result<u64, GameError> {
-        let Some(moves) = space.listed_moves() else {
+        if space.listed_moves().is_none() {
             return Err(GameError::Rules("a step loop needs the actions listed (action_space/2)".into()));
-        };
+        }
         let status = self.status(s)?;
         let mut at = Next { state: s.clone(), status, actions: None, mark: None };
         let mut plies = 0;
@@ -122,7 +148,7 @@ impl Game {
                 return Err(GameError::Rules(format!("{mover} is to move, with no legal move")));
             }
             let a = actions[walk.pick(actions.len())];
-            at = self.after_listing(&at.state, at.mark, &moves[a], Some(space))?;
+            at = self.after_action(&at.state, at.mark, space, a)?;
             plies += 1;
         }
         Ok(plies)

@@ -40,9 +40,8 @@ pub(crate) struct Cache {
     mark: u64,
     /// Each role's actions' places in the standard order.
     action_rank: Vec<Vec<u32>>,
-    /// An action space (its number) and each role's actions' numbers in it
-    /// (`NONE`: not in it).
-    space: Option<(u64, Vec<Vec<u32>>)>,
+    /// The action space numbered last.
+    space: Option<Numbered>,
     /// Scratch: a fluent's canonical copy; legal actions as bits.
     scratch: Vec<Cell>,
     bits: Vec<u64>,
@@ -72,6 +71,16 @@ impl Cache {
         self.last = None;
         self.mark += 1;
     }
+}
+
+/// The actions numbered in an action space.
+struct Numbered {
+    /// The space's number.
+    id: u64,
+    /// Each role's actions' numbers (`NONE`: not in the space).
+    numbers: Vec<Vec<u32>>,
+    /// For each role, each number's action (`NONE`: not the role's).
+    back: Vec<Vec<u32>>,
 }
 
 /// The runtime of an engine, if it has one that answers.
@@ -114,7 +123,16 @@ pub fn legal_actions(engine: &mut Engine, s: &Tmpl, space: Space) -> Option<Vec<
 /// after comes with a mark: given back with that state (`mark`), it tells
 /// the runtime that its values still hold it, which spares comparing the
 /// state with the one they hold (what a loop of steps does at every ply).
-pub fn after(engine: &mut Engine, s: &Tmpl, mark: Option<u64>, m: &Tmpl, space: Option<Space>) -> Option<After> {
+/// `action` is `m`'s number in the space, where the caller knows it (the
+/// move is then not looked up).
+pub fn after(
+    engine: &mut Engine,
+    s: &Tmpl,
+    mark: Option<u64>,
+    m: &Tmpl,
+    action: Option<usize>,
+    space: Option<Space>,
+) -> Option<After> {
     let rt = runtime(engine)?;
     rt.read_tmpl(s, mark)?;
     let Standing::ToMove(r) = rt.standing()? else { return None };
@@ -122,7 +140,14 @@ pub fn after(engine: &mut Engine, s: &Tmpl, mark: Option<u64>, m: &Tmpl, space: 
     if (0..rt.counts.len()).any(|q| q != r && rt.counts[q] > 1) {
         return None;
     }
-    let i = rt.action_of(r, m)?;
+    let i = match (action, space) {
+        (Some(a), Some(space)) => {
+            rt.number_actions(space);
+            let i = *rt.step.space.as_ref().expect("numbered").back[r].get(a)?;
+            (i != NONE).then_some(i)?
+        }
+        _ => rt.action_of(r, m)?,
+    };
     if !rt.net.legal_on(r, i as usize, &rt.vals.v) {
         return None;
     }
@@ -239,7 +264,7 @@ impl Runtime {
             let k = rank[i as usize] as usize;
             bits[k / 64] |= 1 << (k % 64);
         });
-        let (order, numbers) = (&self.action_order[r], &self.step.space.as_ref().expect("numbered").1[r]);
+        let (order, numbers) = (&self.action_order[r], &self.step.space.as_ref().expect("numbered").numbers[r]);
         let mut out = Vec::with_capacity(self.counts[r]);
         for (w, &word) in bits.iter().enumerate() {
             let mut word = word;
@@ -273,15 +298,26 @@ impl Runtime {
                 })
                 .collect();
         }
-        if self.step.space.as_ref().is_some_and(|(id, _)| *id == space) {
+        if self.step.space.as_ref().is_some_and(|n| n.id == space) {
             return;
         }
-        let numbers = self
+        let numbers: Vec<Vec<u32>> = self
             .actions
             .iter()
             .map(|idx| idx.terms.iter().map(|t| number(t).map_or(NONE, |a| a as u32)).collect())
             .collect();
-        self.step.space = Some((space, numbers));
+        let back = numbers
+            .iter()
+            .map(|ns| {
+                let len = ns.iter().filter(|&&a| a != NONE).max().map_or(0, |&a| a as usize + 1);
+                let mut back = vec![NONE; len];
+                for (i, &a) in ns.iter().enumerate().filter(|(_, a)| **a != NONE) {
+                    back[a as usize] = i as u32;
+                }
+                back
+            })
+            .collect();
+        self.step.space = Some(Numbered { id: space, numbers, back });
     }
 
     /// The number of role `r`'s action `m`, if it is one of its actions.
@@ -496,7 +532,8 @@ mod tests {
                     // Asked again (the values hold the state: no read).
                     let actions = g.legal_actions(&space, &s).unwrap();
                     assert_eq!(actions, want, "{file}: legal actions");
-                    let m = &moves[actions[rng.gen_range(0..actions.len())]];
+                    let a = actions[rng.gen_range(0..actions.len())];
+                    let m = &moves[a];
                     let (want, want_status) = by_rules(&mut g, |g| g.after(&s, m)).unwrap();
                     // Now and then another state is read, by the network's
                     // builtins (the start's end, asked through the rules)
@@ -507,7 +544,11 @@ mod tests {
                         2 => assert_eq!(g.status(&first).unwrap().outcome, None),
                         _ => {}
                     }
-                    at = g.after_listing(&s, at.mark, m, Some(&space)).unwrap();
+                    // By the move's term, or by its number.
+                    at = match plies % 2 {
+                        0 => g.after_listing(&s, at.mark, m, Some(&space)).unwrap(),
+                        _ => g.after_action(&s, at.mark, &space, a).unwrap(),
+                    };
                     native += usize::from(at.mark.is_some());
                     assert_eq!(at.state.0, want.0, "{file}: the next state's template");
                     assert_eq!(at.status, want_status, "{file}: the next state's status");
@@ -517,6 +558,15 @@ mod tests {
             assert!(plies > 6, "{file}: {plies} plies");
             let want = if all_native { plies } else { 0 };
             assert_eq!(native, want, "{file}: {native} of {plies} plies by the network");
+            // An action that is not legal is refused, as the rules refuse it
+            // (where there is one at the start).
+            let s = g.initial_state(&options, 0).unwrap();
+            let legal = g.legal_actions(&space, &s).unwrap();
+            let Some(illegal) = (0..moves.len()).find(|a| !legal.contains(a)) else { continue };
+            let ours = g.after_action(&s, None, &space, illegal);
+            let theirs = by_rules(&mut g, |g| g.after(&s, &moves[illegal]));
+            assert!(ours.is_err() && theirs.is_err(), "{file}: action {illegal} played at the start");
+            assert_eq!(ours.unwrap_err().to_string(), theirs.unwrap_err().to_string(), "{file}");
         }
     }
 }
