@@ -181,10 +181,10 @@ impl Game {
             }
         }
         for m in legal {
-            let next = match self.after_listing(s, None, &m.mv, space) {
-                Ok(next) => next,
-                Err(e) => return Some(format!("the network's step cannot play {}: {e}", m.text)),
-            };
+            // An error is the translation's (the network's step leaves a
+            // state that breaks GDL's rules to it), reported at the next
+            // ply of the game.
+            let Ok(next) = self.after_listing(s, None, &m.mv, space) else { continue };
             if next.state != m.next {
                 return Some(format!("the network's step plays {} to another state than move/3's", m.text));
             }

@@ -128,7 +128,8 @@ impl Game {
     /// front end takes at each ply (a learning agent's loop): where the
     /// state stands, its legal actions, one drawn by `walk`, and the state
     /// after it ([`Game::status`], [`Game::legal_actions`],
-    /// [`Game::after`]). The plies played. It measures what such a loop
+    /// [`Game::after_action`], which brings the next legal actions where
+    /// it can). The plies played. It measures what such a loop
     /// costs in the engine, beside [`Game::playout`]'s own. The actions
     /// must be listed.
     pub fn step_playout(&mut self, space: &ActionSpace, s: &State, walk: &mut Walk) -> Result<u64, GameError> {

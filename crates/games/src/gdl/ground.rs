@@ -1759,14 +1759,19 @@ impl Runtime {
                 _ => return None,
             }
         }
-        // A state's list is sorted: then so are the fluents' ranks.
+        self.set_listed();
+        Some(())
+    }
+
+    /// Sets the values to the fluents in `state`, read off a state's list
+    /// (sorted: then so are the fluents' ranks; sorted here if not).
+    fn set_listed(&mut self) {
         let rank = &self.fluent_rank;
         if !self.state.windows(2).all(|w| rank[w[0] as usize] < rank[w[1] as usize]) {
             self.state.sort_unstable_by_key(|&f| rank[f as usize]);
             self.state.dedup();
         }
         self.net.set_state(&mut self.vals, &self.state);
-        Some(())
     }
 
     fn build(m: &mut Machine, t: &Tmpl) -> Cell {

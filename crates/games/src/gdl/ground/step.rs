@@ -215,12 +215,7 @@ impl Runtime {
                 _ => return None,
             }
         }
-        let rank = &self.fluent_rank;
-        if !self.state.windows(2).all(|w| rank[w[0] as usize] < rank[w[1] as usize]) {
-            self.state.sort_unstable_by_key(|&f| rank[f as usize]);
-            self.state.dedup();
-        }
-        self.net.set_state(&mut self.vals, &self.state);
+        self.set_listed();
         self.step.last = Some(s.clone());
         Some(())
     }
