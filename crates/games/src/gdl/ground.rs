@@ -2041,6 +2041,19 @@ impl Runtime {
         if self.kept { self.vals.legal.nth(&self.net, r, &self.vals.v, k as u32) } else { self.legal[r][k] }
     }
 
+    /// Moves the values on to the state after the joint move in `does` by
+    /// evaluating the network whole (one not evaluated by changes), the
+    /// state listed in `state`.
+    fn move_on_whole(&mut self) {
+        let net = self.net.clone();
+        let mut next = std::mem::take(&mut self.next);
+        net.next_state(&mut self.vals, &self.does, &mut next);
+        self.state.clear();
+        self.state.extend(self.fluent_order.iter().copied().filter(|&f| next[f as usize]));
+        self.next = next;
+        net.set_state(&mut self.vals, &self.state);
+    }
+
     /// The rounds of [`Runtime::playout`].
     fn rounds(&mut self, m: &mut Machine, mut plies: i64, max: i64) -> Result<(i64, End), crate::engine::Exc> {
         let net = self.net.clone();
@@ -2072,14 +2085,7 @@ impl Runtime {
             if net.advance(&mut self.vals, &self.does, &mut self.changes) {
                 self.stale = true;
             } else {
-                let mut next = std::mem::take(&mut self.next);
-                net.next_state(&mut self.vals, &self.does, &mut next);
-                self.state.clear();
-                self.state.extend(self.fluent_order.iter().copied().filter(|&f| next[f as usize]));
-                self.next = next;
-                let state = std::mem::take(&mut self.state);
-                net.set_state(&mut self.vals, &state);
-                self.state = state;
+                self.move_on_whole();
             }
             // A round counts as engine steps in proportion to the literals
             // read (about what the engine does in the time), so that time

@@ -345,12 +345,7 @@ impl Runtime {
             self.vals.state.clone_from(&self.state);
             self.step.on = on;
         } else {
-            let mut next = std::mem::take(&mut self.next);
-            net.next_state(&mut self.vals, &self.does, &mut next);
-            self.state.clear();
-            self.state.extend(self.fluent_order.iter().copied().filter(|&f| next[f as usize]));
-            self.next = next;
-            net.set_state(&mut self.vals, &self.state);
+            self.move_on_whole();
         }
     }
 
