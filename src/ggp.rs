@@ -232,7 +232,7 @@ impl Match {
         let Some(mut sol) = r.into_iter().next() else {
             return Err(format!("no play of the game shows {} what it was told", self.role));
         };
-        self.play.set_state(State(sol.pop().expect("one output")));
+        self.play.set_state(State::new(sol.pop().expect("one output")));
         Ok(())
     }
 
@@ -269,7 +269,7 @@ impl Match {
         let r = self
             .game
             .engine()
-            .call("gdl_role_actions", &[Arg::In(&self.play.state().0), Arg::In(&role), Arg::Out], 1)
+            .call("gdl_role_actions", &[Arg::In(self.play.state().term()), Arg::In(&role), Arg::Out], 1)
             .map_err(|e| e.to_string())?;
         let actions: Vec<String> = match r.first().map(|s| self.game.engine().value(&s[0])) {
             Some(crate::engine::Value::List(items)) => {

@@ -260,7 +260,7 @@ fn views_match_swipl() {
             let legal = game.legal_moves(&s).unwrap();
             s = legal[(k * 7) % legal.len()].next.clone();
         }
-        let state = game.engine().term_text(&s.0);
+        let state = game.engine().term_text(s.term());
         let goal = format!(
             "S = {state}, forall(member(V, [{}, spectator]), (view(S, V, Items), forall(member(I, Items), (writeq(I), nl)))), \
              forall(move(S, M, _), (move_clicks(S, M, C), writeq(M-C), nl))",

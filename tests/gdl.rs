@@ -139,7 +139,7 @@ fn legal_moves_and_fluents_are_sets() {
     let s = start(&mut g);
     assert_eq!(moves(&mut g, &s), ["(go 0)", "(go 1)"]);
     let after = g.legal_moves(&s).unwrap()[1].next.clone();
-    let text = g.engine().term_text(&after.0);
+    let text = g.engine().term_text(after.term());
     assert_eq!(text, "gdl([count(1)],[],[])");
 }
 
@@ -298,7 +298,7 @@ fn large_static_relations_load_or_are_computed_during_play() {
     // Each digit d moves d numbers on; the first move by 1 also asks
     // `linked` (v1 and v2 are linked, through v0 v1 v0).
     let after = g.legal_moves(&s).unwrap().into_iter().find(|m| m.text == "(add 1)").unwrap().next;
-    let text = g.engine().term_text(&after.0);
+    let text = g.engine().term_text(after.term());
     assert!(text.contains("at(n1)") && text.contains("linked"), "{text}");
     assert_eq!(g.perft(&s, 2).unwrap(), 81);
     // A random game ends at n280 or beyond: 32 to 280 moves of 1 to 9.
@@ -402,7 +402,7 @@ fn simultaneous_choices_stay_hidden_until_the_round_ends() {
     g.seed(5);
     for _ in 0..30 {
         let sample = g.sample_state(&rock, "right").unwrap();
-        seen.insert(g.engine().term_text(&sample.0));
+        seen.insert(g.engine().term_text(sample.term()));
     }
     assert_eq!(seen.len(), 3, "right's samples of left's choice: {seen:?}");
     let own = g.sample_state(&rock, "left").unwrap();
@@ -556,7 +556,7 @@ fn a_gdl_ii_player_sees_only_its_percepts() {
         let sample = g.sample_state(&bet, "second").unwrap();
         assert_eq!(g.display(&sample, "second").unwrap(), second, "the sample shows second something else");
         assert_eq!(g.to_move(&sample).unwrap(), "second");
-        let term = g.engine().term_text(&sample.0);
+        let term = g.engine().term_text(sample.term());
         assert!(term.contains("holds(second,1)"), "{term}");
         others.insert(term.contains("holds(first,2)"));
     }
@@ -583,7 +583,7 @@ fn krieg_tictactoe_keeps_each_players_marks_hidden() {
         // o found x's only mark: its samples are the position itself.
         assert_eq!(g.sample_state(&o, "oplayer").unwrap(), o);
         let sample = g.sample_state(&o, "xplayer").unwrap();
-        o_tries.insert(g.engine().term_text(&sample.0));
+        o_tries.insert(g.engine().term_text(sample.term()));
     }
     assert!(o_tries.len() >= 5, "x's samples of o's try: {o_tries:?}");
 }
@@ -629,7 +629,7 @@ fn a_sample_that_cannot_be_found_is_an_error_not_a_hang() {
     for _ in 0..4 {
         s = play_text(&mut g, &s, "(pick 29)");
     }
-    assert!(g.engine().term_text(&s.0).contains("seen(b,yes)"), "b saw yes in the last round");
+    assert!(g.engine().term_text(s.term()).contains("seen(b,yes)"), "b saw yes in the last round");
     g.seed(1);
     let err = g.sample_state(&s, "b").unwrap_err().to_string();
     assert!(err.contains("100000 joint moves tried"), "{err}");
@@ -664,7 +664,7 @@ fn chance_and_a_player_in_one_round() {
     assert!(g.chance(&guessed).unwrap() && g.hidden_move(&s).unwrap());
     assert!(g.display(&guessed, "guesser").unwrap().contains("you chose (guess heads)"));
     let flipped = play_text(&mut g, &guessed, "(flip tails)");
-    assert!(g.engine().term_text(&flipped.0).contains("seen(guesser,coin(tails))"));
+    assert!(g.engine().term_text(flipped.term()).contains("seen(guesser,coin(tails))"));
     // The game is over: everyone sees everything.
     assert!(g.display(&flipped, "guesser").unwrap().contains("round: 1"));
     assert_eq!(g.outcome(&flipped).unwrap(), Some(tabula::game::Outcome::Winner("guesser".into())));
@@ -700,7 +700,7 @@ fn a_gdl_ii_observation_holds_what_the_player_saw() {
 /// role that chooses in it), as text.
 fn rounds_from(g: &mut Game, s: &State, out: &mut std::collections::HashSet<String>) {
     for (_, next) in g.successors(s).unwrap() {
-        let text = g.engine().term_text(&next.0);
+        let text = g.engine().term_text(next.term());
         if text.ends_with(",[],[])") {
             out.insert(text);
         } else {
@@ -729,8 +729,8 @@ fn the_grounded_path_plays_as_the_translation_does() {
             g.seed(seed);
             let mut rounds = 0;
             loop {
-                let text = g.engine().term_text(&s.0);
-                let ts = State(t.engine().parse_term(&text).unwrap());
+                let text = g.engine().term_text(s.term());
+                let ts = State::new(t.engine().parse_term(&text).unwrap());
                 assert_eq!(moves(&mut g, &s), moves(&mut t, &ts), "{name}: the moves in {text}");
                 let end = t.outcome(&ts).unwrap();
                 assert_eq!(g.outcome(&s).unwrap(), end, "{name}: the end in {text}");
@@ -749,7 +749,7 @@ fn the_grounded_path_plays_as_the_translation_does() {
                         let ends: Vec<_> = allowed
                             .iter()
                             .map(|a| {
-                                let s = State(t.engine().parse_term(a).unwrap());
+                                let s = State::new(t.engine().parse_term(a).unwrap());
                                 t.outcome(&s).unwrap()
                             })
                             .collect();
@@ -758,7 +758,7 @@ fn the_grounded_path_plays_as_the_translation_does() {
                         break;
                     }
                     (_, PlayoutEnd::Cut(next)) => {
-                        let next_text = g.engine().term_text(&next.0);
+                        let next_text = g.engine().term_text(next.term());
                         assert!(allowed.contains(&next_text), "{name}: {next_text} is not a round from {text}");
                         s = next;
                         rounds += 1;
@@ -812,9 +812,10 @@ fn answers_kept_for_a_state_are_not_used_in_another() {
         let (_, next) = t.successors(last).unwrap().pop().unwrap();
         states.push(next);
     }
-    let texts: Vec<String> = states.iter().map(|x| t.engine().term_text(&x.0)).collect();
+    let texts: Vec<String> = states.iter().map(|x| t.engine().term_text(x.term())).collect();
     for text in texts.iter().rev().chain(texts.iter()) {
-        let (ts, gs) = (State(t.engine().parse_term(text).unwrap()), State(g.engine().parse_term(text).unwrap()));
+        let (ts, gs) =
+            (State::new(t.engine().parse_term(text).unwrap()), State::new(g.engine().parse_term(text).unwrap()));
         assert_eq!(moves(&mut t, &ts), moves(&mut g, &gs), "the moves in {text}");
     }
     assert_ne!(moves(&mut t, &states[0]), moves(&mut t, &states[2]), "the states differ in their moves");

@@ -358,7 +358,7 @@ fn fluents(g: &mut Game, s: &State) -> Result<Vec<String>, String> {
         Value::Atom(a) if a == "[]" => Some(Vec::new()),
         _ => None,
     };
-    match g.engine().value(&s.0) {
+    match g.engine().value(s.term()) {
         Value::Compound(f, parts) if f == "gdl" && parts.len() == 3 => match (list(&parts[0]), list(&parts[1])) {
             (Some(fs), Some(pending)) if pending.is_empty() => {
                 let mut out: Vec<String> = fs.iter().map(kif_text).collect();
@@ -375,7 +375,7 @@ fn fluents(g: &mut Game, s: &State) -> Result<Vec<String>, String> {
 fn role_actions(g: &mut Game, s: &State, role: &str) -> Result<Vec<String>, String> {
     let e = g.engine();
     let role = e.parse_term(&tabula::engine::format_atom(role, true)).map_err(|e| e.to_string())?;
-    let r = e.call("gdl_role_actions", &[Arg::In(&s.0), Arg::In(&role), Arg::Out], 1).map_err(|e| e.to_string())?;
+    let r = e.call("gdl_role_actions", &[Arg::In(s.term()), Arg::In(&role), Arg::Out], 1).map_err(|e| e.to_string())?;
     let Some(texts) = r.first() else { return Err("gdl_role_actions failed".into()) };
     let mut out: Vec<String> = match e.value(&texts[0]) {
         Value::List(items) => items.iter().map(|v| v.as_text().unwrap_or("?").to_string()).collect(),

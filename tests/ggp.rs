@@ -46,7 +46,7 @@ fn load(kif: &str) -> Game {
 /// The actions `role` may take in `s` (KIF text).
 fn actions(g: &mut Game, s: &State, role: &str) -> Vec<String> {
     let r = g.engine().parse_term(role).unwrap();
-    let sols = g.engine().call("gdl_role_actions", &[Arg::In(&s.0), Arg::In(&r), Arg::Out], 1).unwrap();
+    let sols = g.engine().call("gdl_role_actions", &[Arg::In(s.term()), Arg::In(&r), Arg::Out], 1).unwrap();
     match g.engine().value(&sols[0][0]) {
         tabula::engine::Value::List(items) => items.iter().map(|v| v.as_text().unwrap().to_string()).collect(),
         other => panic!("{other:?}"),
@@ -133,7 +133,7 @@ fn run_match_as(protocol: Protocol, kif: &str, id: &str, players: &[&Player], pl
 /// `s`: its action and its percepts (`gdl_told/4`).
 fn told(g: &mut Game, s: &State, role: &str) -> String {
     let r = g.engine().parse_term(role).unwrap();
-    let sols = g.engine().call("gdl_told", &[Arg::In(&s.0), Arg::In(&r), Arg::Out, Arg::Out], 1).unwrap();
+    let sols = g.engine().call("gdl_told", &[Arg::In(s.term()), Arg::In(&r), Arg::Out, Arg::Out], 1).unwrap();
     let action = g.engine().value(&sols[0][0]).as_text().unwrap().to_string();
     let percepts: Vec<String> = match g.engine().value(&sols[0][1]) {
         tabula::engine::Value::List(items) => items.iter().map(|v| v.as_text().unwrap().to_string()).collect(),

@@ -168,7 +168,7 @@ fn random_deals_follow_the_seed() {
         assert_eq!(x, g.initial_state(&o, 42).unwrap());
         assert_ne!(x, g.initial_state(&o, 43).unwrap());
         // Every tile is dealt once; 7-7 is on the table.
-        let text = g.engine().term_text(&x.0);
+        let text = g.engine().term_text(x.term());
         let n: usize = players.parse().unwrap();
         for (i, t) in (0..=7).flat_map(|a| (a..=7).map(move |b| format!("{a}-{b}"))).enumerate() {
             let count = text.matches(&format!("[{t},")).count()

@@ -267,7 +267,7 @@ pub fn run(a: PlayArgs) -> Result<i32, CliError> {
         options: session.option_pairs.clone(),
         seed,
         seats: session.players.iter().cloned().zip(controllers.iter().map(|c| c.to_string())).collect(),
-        start: keep_start.then(|| session.game.engine().term_text(&start.0)),
+        start: keep_start.then(|| session.game.engine().term_text(start.term())),
         moves: Vec::new(),
         positions: Vec::new(),
     };

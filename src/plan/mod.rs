@@ -335,7 +335,7 @@ fn start_text(s: &mut Session, start: &StartArgs, seed: u64) -> Result<Option<St
         return Ok(None);
     }
     let state = s.start(start, seed)?;
-    Ok(Some(s.game.engine().term_text(&state.0)))
+    Ok(Some(s.game.engine().term_text(state.term())))
 }
 
 /// The perft's job, with the game found by `find`.

@@ -131,7 +131,7 @@ impl Session {
         self.play.replay(&mut self.game, &moves).map_err(|(ply, e)| {
             cannot(format!("its move {ply} `{}` is not legal under the rules now ({e})", moves[ply - 1].0))
         })?;
-        let state = self.game.engine().term_text(&self.play.state().0);
+        let state = self.game.engine().term_text(self.play.state().term());
         if state != stored.state {
             return Err(cannot(format!(
                 "replaying its moves under the rules now reaches another position than the stored one (the rules of {} changed?)",
@@ -146,7 +146,7 @@ impl Session {
     /// The session as the store keeps it.
     fn stored(&mut self) -> Result<Stored, Failure> {
         let moves = (0..self.play.ply()).map(|i| self.stored_move(i)).collect::<Result<_, _>>()?;
-        let start = self.game.hidden().then(|| self.game.engine().term_text(&self.play.start().0));
+        let start = self.game.hidden().then(|| self.game.engine().term_text(self.play.start().term()));
         Ok(Stored {
             id: self.id,
             game: self.name.clone(),
@@ -158,7 +158,7 @@ impl Session {
             tokens: self.tokens.clone(),
             start,
             moves,
-            state: self.game.engine().term_text(&self.play.state().0),
+            state: self.game.engine().term_text(self.play.state().term()),
             rng: self.rng.get_word_pos(),
             status: Status::Open,
             outcome: self.game.outcome(self.play.state())?.map(|o| o.to_string()),
@@ -178,7 +178,7 @@ impl Session {
         let Some(store) = self.store.clone() else { return Ok(()) };
         let from = self.synced.min(self.play.ply());
         let moves: Vec<StoredMove> = (from..self.play.ply()).map(|i| self.stored_move(i)).collect::<Result<_, _>>()?;
-        let state = self.game.engine().term_text(&self.play.state().0);
+        let state = self.game.engine().term_text(self.play.state().term());
         let outcome = self.game.outcome(self.play.state())?.map(|o| o.to_string());
         let change =
             Change { from, moves: &moves, state: &state, rng: self.rng.get_word_pos(), outcome: outcome.as_deref() };
@@ -262,7 +262,7 @@ impl Session {
     fn measure(&mut self) -> usize {
         let history: usize = (self.play.steps().iter())
             .map(|s| {
-                let terms = s.before.0.cells.len() + s.mv.0.cells.len();
+                let terms = s.before.term().cells.len() + s.mv.0.cells.len();
                 terms * size_of::<crate::engine::Cell>()
                     + s.text().map_or(0, str::len)
                     + s.mover.len()
@@ -393,7 +393,7 @@ impl Session {
     /// The game's record so far.
     fn record(&mut self) -> Result<Record, GameError> {
         let seats = self.seats.iter().map(|(s, c)| (s.clone(), c.to_string())).collect();
-        let start = self.game.hidden().then(|| self.game.engine().term_text(&self.play.start().0));
+        let start = self.game.hidden().then(|| self.game.engine().term_text(self.play.start().term()));
         let game = self.game.name.clone();
         let mut r = Record { game, options: self.asked.clone(), seed: self.seed, seats, start, ..Record::default() };
         self.play.fill_record(&mut self.game, &mut r)?;

@@ -671,7 +671,7 @@ fn run_perft(u: &Unit) -> Result<(Part, bool), WorkError> {
         split += 1;
         (nodes, counts, level_seconds) = frontier(&mut game, &root, split)?;
     }
-    let texts: Vec<(usize, String)> = nodes.iter().map(|(k, s)| (*k, game.engine().term_text(&s.0))).collect();
+    let texts: Vec<(usize, String)> = nodes.iter().map(|(k, s)| (*k, game.engine().term_text(s.term()))).collect();
     drop(nodes);
     let owned: Vec<u64> = (0..texts.len() as u64).filter(|&j| shard.owns(j)).collect();
     let setup = |_: &mut Game| Ok(());

@@ -7,7 +7,7 @@ use crate::errors::{AmbiguousMove, IllegalMove, OrRaise, to_py};
 use crate::games::{Actions, Clicks, Core, Engine, Game, MAX_CLICKS};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 use std::sync::Arc;
 use tabula::game::explain::{self, Verdict};
 use tabula::game::{self, GameError, Move, Outcome, Play, Shown};
@@ -407,8 +407,8 @@ impl State {
     }
 
     /// The legal moves in notation, in the order the rules give them.
-    fn legal_moves(&mut self, py: Python<'_>) -> PyResult<Vec<String>> {
-        Ok(self.texts(py)?.clone())
+    fn legal_moves<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.texts(py)?)
     }
 
     /// The legal moves as integer actions, ascending.
@@ -422,7 +422,9 @@ impl State {
             return Ok(if next.is_empty() && made.is_some() { vec![c.end()] } else { next });
         }
         let mut a = self.move_actions(py)?.clone();
-        a.sort_unstable();
+        if !a.is_sorted() {
+            a.sort_unstable();
+        }
         Ok(a)
     }
 
@@ -638,7 +640,7 @@ impl State {
     #[getter]
     fn term(&self, py: Python<'_>) -> String {
         let s = self.play.state();
-        self.core.with(py, |e| e.game.engine().term_text(&s.0))
+        self.core.with(py, |e| e.game.engine().term_text(s.term()))
     }
 
     /// Leaves of the move tree `depth` plies deep.
@@ -672,7 +674,7 @@ impl State {
             let mut text = |t: &tabula::engine::Tmpl| e.game.engine().term_text(t);
             let moves: Vec<(String, String, bool)> =
                 play.steps().iter().map(|s| (s.mover.clone(), text(&s.mv.0), s.chance)).collect();
-            (text(&play.state().0), text(&play.start().0), moves)
+            (text(play.state().term()), text(play.start().term()), moves)
         });
         Ok((restore, (game, term, start, moves, self.clicked.clone()).into_pyobject(py)?.into_any()))
     }

@@ -576,7 +576,7 @@ pub(super) fn choose(
     } else {
         // The other threads load their own copy of the rules (an engine is
         // not shared between threads) and read the state from its text.
-        let text = game.engine().term_text(&state.0);
+        let text = game.engine().term_text(state.term());
         let options = game.options_in_use();
         let spec = game.spec().clone();
         std::thread::scope(|scope| {
@@ -671,5 +671,5 @@ fn worker(
         game.use_options(&o);
     }
     let t = parse(&mut game, at.state)?;
-    grow(&mut game, players, &State(t), me, (iterations, style), clock, seed)
+    grow(&mut game, players, &State::new(t), me, (iterations, style), clock, seed)
 }

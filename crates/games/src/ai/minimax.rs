@@ -98,7 +98,7 @@ impl Search<'_> {
             }
             return Ok(sum / succ.len() as f64);
         }
-        let key = s.0.hash64();
+        let key = s.term().hash64();
         let mut tt_best = None;
         if let Some(e) = self.tt.get(&key) {
             tt_best = Some(e.best);

@@ -167,7 +167,7 @@ impl Game {
     pub fn legal_actions(&mut self, space: &ActionSpace, s: &State) -> Result<Vec<usize>, GameError> {
         if matches!(space.kind, Kind::Listed { .. }) {
             let number = |t: &Tmpl| space.listed_action_of_cells(&t.cells);
-            if let Some(actions) = crate::gdl::step::legal_actions(&mut self.engine, &s.0, (space.id, &number)) {
+            if let Some(actions) = crate::gdl::step::legal_actions(&mut self.engine, s.seen(), (space.id, &number)) {
                 return Ok(actions);
             }
         }
@@ -185,7 +185,7 @@ impl Game {
         let mut out = Vec::new();
         // The first move the space lacks, or that is not ground.
         let mut stray: Option<Tmpl> = None;
-        let scanned = self.engine.scan("move", &[Arg::In(&s.0), Arg::Out], |cells, nvars| {
+        let scanned = self.engine.scan("move", &[Arg::In(s.term()), Arg::Out], |cells, nvars| {
             match space.listed_action_of_cells(cells).filter(|_| nvars == 0) {
                 Some(a) => out.push(a),
                 None => stray = Some(Tmpl { cells: cells.into(), nvars }),

@@ -133,7 +133,7 @@ impl Game {
         let plain_actions = space.map(|sp| self.legal_actions(sp, s));
         ext.set_enabled(&mut self.engine, true);
         let (plain, plain_end, plain_status) = (plain.ok()?, plain_end.ok()?, plain_status.ok()?);
-        let state = self.engine.term_text(&s.0);
+        let state = self.engine.term_text(s.term());
         let texts = |l: &[LegalMove]| l.iter().map(|m| m.text.clone()).collect::<Vec<_>>();
         if texts(legal) != texts(&plain) || legal.iter().zip(&plain).any(|(a, b)| a.next != b.next) {
             return Some(format!(
@@ -150,10 +150,10 @@ impl Game {
         }
         // A turn-taking round: the native playout's must be one of the moves.
         if let Some((1, PlayoutEnd::Cut(next))) = native
-            && legal.iter().all(|m| self.engine.term_text(&m.next.0).ends_with(",[],[])"))
+            && legal.iter().all(|m| self.engine.term_text(m.next.term()).ends_with(",[],[])"))
             && !legal.iter().any(|m| m.next == next)
         {
-            let next = self.engine.term_text(&next.0);
+            let next = self.engine.term_text(next.term());
             return Some(format!("a native random playout from {state} reached {next}, which no move gives"));
         }
         self.step_differs(s, legal, space, stepped, plain_status, plain_actions).map(|p| format!("in {state}: {p}"))
@@ -213,7 +213,7 @@ impl Game {
         if !self.has("move", 2) {
             return None;
         }
-        let alone = match self.engine.call("move", &[Arg::In(&s.0), Arg::Out], usize::MAX) {
+        let alone = match self.engine.call("move", &[Arg::In(s.term()), Arg::Out], usize::MAX) {
             Ok(sols) => sols.into_iter().map(|mut m| m.pop().expect("one output")).collect::<Vec<_>>(),
             Err(e) => return Some(format!("move/2: {e}")),
         };
@@ -348,7 +348,7 @@ impl Game {
         actions: &[usize],
     ) -> Option<String> {
         let moves = space.listed_moves()?;
-        let r = self.engine.call("$accepted_actions", &[Arg::In(options), Arg::In(&s.0), Arg::Out], 1);
+        let r = self.engine.call("$accepted_actions", &[Arg::In(options), Arg::In(s.term()), Arg::Out], 1);
         let accepted = match r {
             Ok(mut r) => r.pop()?.pop()?,
             Err(e) => return Some(super::rules_error("move/3", e).to_string()),
@@ -414,7 +414,7 @@ impl Game {
             Ok(Some(m)) if !legal.iter().any(|l| l.mv == m) => Some(format!(
                 "playout_move/2 gives {}, which is not a legal move in {}",
                 self.engine.term_text(&m.0),
-                self.engine.term_text(&s.0)
+                self.engine.term_text(s.term())
             )),
             Ok(_) => None,
         }

@@ -69,7 +69,7 @@ impl Game {
                 "a GDL game's rules are its translation's: explain reads .rules files".into(),
             ));
         }
-        let state = self.engine().term_text(&s.0);
+        let state = self.engine().term_text(s.term());
         let m = self.engine().term_text(&mv.0);
         let saved = self.engine().limits().clone();
         let at = Ask { deadline: Instant::now() + BUDGET, limits: saved.clone() };
@@ -157,7 +157,7 @@ impl Game {
         self.engine().set_limits(crate::engine::Limits { timeout: Some(left), ..saved.clone() });
         let found = self.engine().call(
             "move_clicks",
-            &[crate::engine::Arg::In(&s.0), crate::engine::Arg::Out, crate::engine::Arg::In(&clicks)],
+            &[crate::engine::Arg::In(s.term()), crate::engine::Arg::Out, crate::engine::Arg::In(&clicks)],
             1,
         );
         self.engine().set_limits(saved);

@@ -18,6 +18,7 @@ pub mod view;
 
 use crate::engine::Cell;
 use crate::engine::{Arg, Engine, QueryError, Tmpl, Value};
+use crate::gdl::step::{Fluents, Seen};
 use crate::syntax::render;
 pub use actions::{ActionSpace, ClickSpace};
 pub use check::Played;
@@ -26,6 +27,7 @@ pub use play::{Play, Shown, Step};
 pub use spec::Spec;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 pub use step::{Next, Status};
 pub use view::View;
 
@@ -130,9 +132,55 @@ impl OptionSpec {
     }
 }
 
-/// A position: a ground term.
-#[derive(Clone, Debug, PartialEq)]
-pub struct State(pub Tmpl);
+/// A position: a ground term. A GDL game's network holds the positions
+/// its step makes as their fluents' numbers, and lays the term out only
+/// when it is asked for ([`State::term`]): a loop of steps never does.
+#[derive(Clone, Debug)]
+pub struct State {
+    term: OnceLock<Tmpl>,
+    fluents: Option<Fluents>,
+}
+
+impl State {
+    /// The position of a term.
+    pub fn new(term: Tmpl) -> State {
+        State { term: OnceLock::from(term), fluents: None }
+    }
+
+    fn of_fluents(fluents: Fluents) -> State {
+        State { term: OnceLock::new(), fluents: Some(fluents) }
+    }
+
+    /// The position's term.
+    pub fn term(&self) -> &Tmpl {
+        self.term.get_or_init(|| self.fluents.as_ref().expect("a position has a term or fluents").tmpl())
+    }
+
+    pub fn into_term(self) -> Tmpl {
+        self.term();
+        self.term.into_inner().expect("just laid out")
+    }
+
+    /// The position as a network's step reads it.
+    fn seen(&self) -> Seen<'_> {
+        match &self.fluents {
+            Some(f) => Seen::Fluents(f),
+            None => Seen::Term(self.term()),
+        }
+    }
+}
+
+/// Positions are equal when their terms are.
+impl PartialEq for State {
+    fn eq(&self, other: &State) -> bool {
+        if let (Some(a), Some(b)) = (&self.fluents, &other.fluents)
+            && let Some(same) = a.same(b)
+        {
+            return same;
+        }
+        self.term() == other.term()
+    }
+}
 
 /// A move: a ground term.
 #[derive(Clone, Debug, PartialEq)]
@@ -607,7 +655,7 @@ impl Game {
                 self.engine.term_text(&t)
             )));
         }
-        Ok(State(t))
+        Ok(State::new(t))
     }
 
     /// Reads a state term given by the user (`--state`), checking it.
@@ -640,14 +688,16 @@ impl Game {
 
     /// Whose turn it is.
     pub fn to_move(&mut self, s: &State) -> Result<String, GameError> {
-        let r = self.call1("to_move", &[Arg::In(&s.0), Arg::Out], "to_move/2")?;
+        let r = self.call1("to_move", &[Arg::In(s.term()), Arg::Out], "to_move/2")?;
         Ok(value_text(&self.engine.value(&r[0])))
     }
 
     /// The result if the game is over.
     pub fn outcome(&mut self, s: &State) -> Result<Option<Outcome>, GameError> {
-        let r =
-            self.engine.call("game_over", &[Arg::In(&s.0), Arg::Out], 1).map_err(|e| rules_error("game_over/2", e))?;
+        let r = self
+            .engine
+            .call("game_over", &[Arg::In(s.term()), Arg::Out], 1)
+            .map_err(|e| rules_error("game_over/2", e))?;
         let Some(r) = r.into_iter().next() else { return Ok(None) };
         let v = self.engine.value(&r[0]);
         self.outcome_of(v, &r[0]).map(Some)
@@ -681,7 +731,7 @@ impl Game {
     pub fn successors(&mut self, s: &State) -> Result<Vec<(Move, State)>, GameError> {
         let sols = self
             .engine
-            .call("move", &[Arg::In(&s.0), Arg::Out, Arg::Out], usize::MAX)
+            .call("move", &[Arg::In(s.term()), Arg::Out, Arg::Out], usize::MAX)
             .map_err(|e| rules_error("move/3", e))?;
         let mut out = Vec::with_capacity(sols.len());
         for mut sol in sols {
@@ -704,8 +754,10 @@ impl Game {
         if !self.has("move", 2) {
             return Ok(self.successors(s)?.into_iter().map(|(m, _)| m).collect());
         }
-        let sols =
-            self.engine.call("move", &[Arg::In(&s.0), Arg::Out], usize::MAX).map_err(|e| rules_error("move/2", e))?;
+        let sols = self
+            .engine
+            .call("move", &[Arg::In(s.term()), Arg::Out], usize::MAX)
+            .map_err(|e| rules_error("move/2", e))?;
         let mut out = Vec::with_capacity(sols.len());
         for mut sol in sols {
             let mv = sol.pop().expect("one output");
@@ -724,7 +776,7 @@ impl Game {
     pub fn play(&mut self, s: &State, m: &Move) -> Result<State, GameError> {
         let r = self
             .engine
-            .call("move", &[Arg::In(&s.0), Arg::In(&m.0), Arg::Out], 1)
+            .call("move", &[Arg::In(s.term()), Arg::In(&m.0), Arg::Out], 1)
             .map_err(|e| rules_error("move/3", e))?;
         match r.into_iter().next() {
             Some(mut sol) => self.ground_state(sol.pop().expect("one output"), "move/3"),
@@ -749,7 +801,7 @@ impl Game {
             return Ok(s.clone());
         }
         let v = self.atom(viewer)?;
-        let r = self.call1("sample_state", &[Arg::In(&s.0), Arg::In(&v), Arg::Out], "sample_state/3")?;
+        let r = self.call1("sample_state", &[Arg::In(s.term()), Arg::In(&v), Arg::Out], "sample_state/3")?;
         self.ground_state(r.into_iter().next().expect("one output"), "sample_state/3")
     }
 
@@ -781,7 +833,7 @@ impl Game {
         if !self.has(name, 1) {
             return Ok(false);
         }
-        let r = self.engine.call(name, &[Arg::In(&s.0)], 1).map_err(|e| rules_error(&format!("{name}/1"), e))?;
+        let r = self.engine.call(name, &[Arg::In(s.term())], 1).map_err(|e| rules_error(&format!("{name}/1"), e))?;
         Ok(!r.is_empty())
     }
 
@@ -791,7 +843,7 @@ impl Game {
             return Ok(None);
         }
         let p = self.atom(player)?;
-        let r = self.call1("value", &[Arg::In(&s.0), Arg::In(&p), Arg::Out], "value/3")?;
+        let r = self.call1("value", &[Arg::In(s.term()), Arg::In(&p), Arg::Out], "value/3")?;
         match self.engine.value(&r[0]) {
             Value::Int(i) => Ok(Some(i as f64)),
             Value::Float(f) => Ok(Some(f)),
@@ -806,7 +858,7 @@ impl Game {
         if !self.has("playout_plies", 2) {
             return Ok(None);
         }
-        let r = self.call1("playout_plies", &[Arg::In(&s.0), Arg::Out], "playout_plies/2")?;
+        let r = self.call1("playout_plies", &[Arg::In(s.term()), Arg::Out], "playout_plies/2")?;
         match self.engine.value(&r[0]) {
             Value::Int(n) if n >= 0 => Ok(Some(n as u64)),
             Value::Atom(a) if a == "end" => Ok(Some(u64::MAX)),
@@ -826,7 +878,7 @@ impl Game {
         if !self.has("prior_playouts", 2) {
             return Ok(None);
         }
-        let r = self.call1("prior_playouts", &[Arg::In(&s.0), Arg::Out], "prior_playouts/2")?;
+        let r = self.call1("prior_playouts", &[Arg::In(s.term()), Arg::Out], "prior_playouts/2")?;
         match self.engine.value(&r[0]) {
             Value::Int(n) if (0..=1_000_000).contains(&n) => Ok(Some(n as u32)),
             _ => Err(GameError::Rules(format!(
@@ -844,7 +896,7 @@ impl Game {
         }
         let mut r = self
             .engine
-            .call("playout_move", &[Arg::In(&s.0), Arg::Out], 1)
+            .call("playout_move", &[Arg::In(s.term()), Arg::Out], 1)
             .map_err(|e| rules_error("playout_move/2", e))?;
         Ok(r.pop().and_then(|mut m| m.pop()).map(Move))
     }
@@ -861,7 +913,7 @@ impl Game {
         if !self.has("notation", 3) {
             return self.move_text(m);
         }
-        let r = self.call1("notation", &[Arg::In(&s.0), Arg::In(&m.0), Arg::Out], "notation/3")?;
+        let r = self.call1("notation", &[Arg::In(s.term()), Arg::In(&m.0), Arg::Out], "notation/3")?;
         Ok(value_text(&self.engine.value(&r[0])))
     }
 
@@ -881,18 +933,18 @@ impl Game {
         if !self.has("position_text", 2) {
             return Ok(None);
         }
-        let r = self.call1("position_text", &[Arg::In(&s.0), Arg::Out], "position_text/2")?;
+        let r = self.call1("position_text", &[Arg::In(s.term()), Arg::Out], "position_text/2")?;
         Ok(Some(value_text(&self.engine.value(&r[0]))))
     }
 
     /// The position as `display/2` draws it for `viewer`.
     pub fn display(&mut self, s: &State, viewer: &str) -> Result<String, GameError> {
         if !self.has("display", 2) {
-            return Ok(format!("{}\n", self.engine.term_text(&s.0)));
+            return Ok(format!("{}\n", self.engine.term_text(s.term())));
         }
         let v = self.atom(viewer)?;
         self.engine.take_output();
-        self.call1("display", &[Arg::In(&s.0), Arg::In(&v)], "display/2")?;
+        self.call1("display", &[Arg::In(s.term()), Arg::In(&v)], "display/2")?;
         Ok(self.engine.take_output())
     }
 
@@ -908,7 +960,7 @@ impl Game {
             return Ok(None);
         }
         let v = self.atom(viewer)?;
-        let r = self.call1("view", &[Arg::In(&s.0), Arg::In(&v), Arg::Out], "view/3")?;
+        let r = self.call1("view", &[Arg::In(s.term()), Arg::In(&v), Arg::Out], "view/3")?;
         View::read(&mut self.engine, &r[0]).map(Some).map_err(GameError::Rules)
     }
 
@@ -918,7 +970,7 @@ impl Game {
         if !self.has("move_clicks", 3) {
             return Ok(None);
         }
-        let r = self.call1("move_clicks", &[Arg::In(&s.0), Arg::In(&m.0), Arg::Out], "move_clicks/3")?;
+        let r = self.call1("move_clicks", &[Arg::In(s.term()), Arg::In(&m.0), Arg::Out], "move_clicks/3")?;
         let Some(list) = self.engine.list_terms(&r[0]) else {
             let t = self.engine.term_text(&r[0]);
             return Err(GameError::Rules(format!("move_clicks/3 must give a list, not {t}")));
@@ -944,7 +996,7 @@ impl Game {
             let pt = self.atom(p)?;
             let r = self
                 .engine
-                .call("score", &[Arg::In(&s.0), Arg::In(&pt), Arg::Out], 1)
+                .call("score", &[Arg::In(s.term()), Arg::In(&pt), Arg::Out], 1)
                 .map_err(|e| rules_error("score/3", e))?;
             if let Some(r) = r.into_iter().next() {
                 out.push((p.clone(), self.engine.term_text(&r[0])));
@@ -956,7 +1008,7 @@ impl Game {
     /// Leaves of the move tree `depth` plies deep.
     pub fn perft(&mut self, s: &State, depth: u32) -> Result<u64, GameError> {
         let d = self.engine.parse_term(&depth.to_string()).map_err(|e| GameError::Rules(e.to_string()))?;
-        let r = self.call1("$perft", &[Arg::In(&s.0), Arg::In(&d), Arg::Out], "perft")?;
+        let r = self.call1("$perft", &[Arg::In(s.term()), Arg::In(&d), Arg::Out], "perft")?;
         self.engine
             .value(&r[0])
             .as_int()
@@ -1010,7 +1062,7 @@ impl Game {
             PlayoutPlan::Made(_, p) => p.as_ref(),
             _ => None,
         };
-        let args = [Arg::In(&s.0), Arg::In(&zero), Arg::In(&max), Arg::Out, Arg::Out, Arg::Out];
+        let args = [Arg::In(s.term()), Arg::In(&zero), Arg::In(&max), Arg::Out, Arg::Out, Arg::Out];
         let r = match plan {
             _ if draw == Draw::Policy && self.has("playout_move", 2) => {
                 let none = self.engine.atom_term("none");
@@ -1029,7 +1081,7 @@ impl Game {
             Err(QueryError::Limit { resource, .. }) if resource == "time" && time.is_some() => return Ok(None),
             Err(e) => return Err(rules_error("random playout", e)),
         };
-        let last = State(r.pop().expect("last state"));
+        let last = State::new(r.pop().expect("last state"));
         let plies = self.engine.value(&r[0]).as_int().unwrap_or(0) as u64;
         let end = match self.engine.value(&r[1]) {
             Value::Compound(f, a) if f == "over" && a.len() == 1 => match &a[0] {
@@ -1118,7 +1170,7 @@ impl Game {
     /// The game's own AI (`choose_move(State, Level, Move)`), if it has one.
     pub fn choose_move(&mut self, s: &State, level: i64) -> Result<Move, GameError> {
         let l = self.engine.parse_term(&level.to_string()).map_err(|e| GameError::Rules(e.to_string()))?;
-        let r = self.call1("choose_move", &[Arg::In(&s.0), Arg::In(&l), Arg::Out], "choose_move/3")?;
+        let r = self.call1("choose_move", &[Arg::In(s.term()), Arg::In(&l), Arg::Out], "choose_move/3")?;
         Ok(Move(r.into_iter().next().expect("one output")))
     }
 
@@ -1136,14 +1188,18 @@ impl Game {
 /// (ignoring case and spaces), a unique prefix of one, or its number in
 /// the list (from 1).
 pub fn match_typed(texts: &[&str], typed: &str) -> Result<usize, GameError> {
+    fn bare_chars(s: &str) -> impl Iterator<Item = char> + '_ {
+        s.chars().filter(|c| !c.is_whitespace())
+    }
     // Case counts only where it tells moves apart (chess: `bxc3` is a
     // pawn's capture, `Bxc3` a bishop's): the exact text first.
-    let bare = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
-    let t = bare(typed);
-    let bared: Vec<String> = texts.iter().map(|x| bare(x)).collect();
-    if let Some(i) = bared.iter().position(|x| *x == t) {
+    // What a program types is a legal move's text: found without a copy.
+    if let Some(i) = texts.iter().position(|x| bare_chars(x).eq(bare_chars(typed))) {
         return Ok(i);
     }
+    let bare = |s: &str| bare_chars(s).collect::<String>();
+    let t = bare(typed);
+    let bared: Vec<String> = texts.iter().map(|x| bare(x)).collect();
     let lower = |s: &str| s.to_lowercase();
     let unique = |hits: Vec<usize>| if hits.len() == 1 { Some(hits[0]) } else { None };
     let lt = lower(&t);

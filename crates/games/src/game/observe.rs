@@ -227,7 +227,7 @@ impl Game {
     /// `observation/3`'s numbers, nested lists flattened in order.
     fn rules_observation(&mut self, s: &State, viewer: &str) -> Result<Vec<f32>, GameError> {
         let v = self.atom(viewer)?;
-        let r = self.call1("observation", &[Arg::In(&s.0), Arg::In(&v), Arg::Out], "observation/3")?;
+        let r = self.call1("observation", &[Arg::In(s.term()), Arg::In(&v), Arg::Out], "observation/3")?;
         let mut out = Vec::new();
         fn flatten(v: &Value, out: &mut Vec<f32>) -> bool {
             match v {

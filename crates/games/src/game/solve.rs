@@ -153,7 +153,7 @@ impl Search<'_> {
         if st.chance {
             return Err(SolveError::Refused("a chance move is met: solve handles games without chance".into()));
         }
-        let key = s.0.hash64();
+        let key = s.term().hash64();
         if self.path.contains(&key) {
             // Met again on this line: the game could go round forever.
             return Ok(0);
@@ -302,7 +302,7 @@ pub fn solve(
     };
     let root = search.exact(s)?;
     // Each move's own value (the table makes most of them quick).
-    search.path.insert(s.0.hash64());
+    search.path.insert(s.term().hash64());
     let mut values = Vec::with_capacity(succ.len());
     for (_, next) in &succ {
         values.push(search.exact(next)?);
@@ -313,10 +313,10 @@ pub fn solve(
     let mut line = Vec::new();
     let mut at = s.clone();
     let mut seen = HashSet::new();
-    while line.len() < 1000 && seen.insert(at.0.hash64()) && search.game.outcome(&at)?.is_none() {
+    while line.len() < 1000 && seen.insert(at.term().hash64()) && search.game.outcome(&at)?.is_none() {
         let v = search.exact(&at)?;
         let next = search.game.successors(&at)?;
-        let hint = search.table.get(&at.0.hash64()).map(|e| e.best as usize);
+        let hint = search.table.get(&at.term().hash64()).map(|e| e.best as usize);
         let mut chosen = None;
         for i in hint.into_iter().chain(0..next.len()) {
             if i < next.len() && search.exact(&next[i].1)? == v {

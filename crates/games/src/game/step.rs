@@ -42,11 +42,11 @@ impl Game {
     /// [`Game::to_move`] and [`Game::chance`] are three; an error is
     /// theirs.
     pub fn status(&mut self, s: &State) -> Result<Status, GameError> {
-        if let Some(st) = step::status(&mut self.engine, &s.0) {
+        if let Some(st) = step::status(&mut self.engine, s.seen()) {
             return Ok(self.native_status(st));
         }
         let chance = self.chance_atom();
-        let r = self.engine.call("$status", &[Arg::In(&s.0), Arg::In(&chance), Arg::Out], 1);
+        let r = self.engine.call("$status", &[Arg::In(s.term()), Arg::In(&chance), Arg::Out], 1);
         match r.ok().and_then(|mut r| r.pop()) {
             Some(r) => self.status_of(&r[0]),
             // Failed, or an error: asked again one by one, for its message.
@@ -100,9 +100,9 @@ impl Game {
     ) -> Result<Next, GameError> {
         let number = |t: &Tmpl| space.and_then(|sp| sp.listed_action_of_cells(&t.cells));
         let listed = space.filter(|sp| sp.listed_moves().is_some()).map(|sp| (sp.id, &number as _));
-        if let Some(a) = step::after(&mut self.engine, &s.0, mark, &m.0, action, listed) {
+        if let Some(a) = step::after(&mut self.engine, s.seen(), mark, &m.0, action, listed) {
             let status = self.native_status(a.standing);
-            return Ok(Next { state: State(a.next), status, actions: a.actions, mark: Some(a.mark) });
+            return Ok(Next { state: State::of_fluents(a.next), status, actions: a.actions, mark: Some(a.mark) });
         }
         let (state, status) = self.after_by_rules(s, m)?;
         Ok(Next { state, status, actions: None, mark: None })
@@ -110,11 +110,12 @@ impl Game {
 
     fn after_by_rules(&mut self, s: &State, m: &Move) -> Result<(State, Status), GameError> {
         let chance = self.chance_atom();
-        let r = self.engine.call("$after", &[Arg::In(&s.0), Arg::In(&m.0), Arg::In(&chance), Arg::Out, Arg::Out], 1);
+        let r =
+            self.engine.call("$after", &[Arg::In(s.term()), Arg::In(&m.0), Arg::In(&chance), Arg::Out, Arg::Out], 1);
         match r.ok().and_then(|mut r| r.pop()) {
             Some(mut r) if r[0].nvars == 0 => {
                 let status = self.status_of(&r[1])?;
-                Ok((State(r.swap_remove(0)), status))
+                Ok((State::new(r.swap_remove(0)), status))
             }
             _ => {
                 let next = self.play(s, m)?;

@@ -1040,6 +1040,12 @@ impl Cg<'_> {
                 let b = self.expr_at(p + 2, level + 1)?;
                 Some(match (a, b) {
                     (Expr::Leaf(a), Expr::Leaf(b)) => Expr::Leaves(op, a, b),
+                    (Expr::Leaves(op1, x, y), Expr::Leaf(z)) => Expr::Chain(x, Box::new([(op1, y), (op, z)])),
+                    (Expr::Chain(x, rest), Expr::Leaf(z)) => {
+                        let mut rest = rest.into_vec();
+                        rest.push((op, z));
+                        Expr::Chain(x, rest.into_boxed_slice())
+                    }
                     (a, b) => Expr::Bin(op, Box::new([a, b])),
                 })
             }

@@ -56,6 +56,10 @@ pub enum Expr {
     /// An operator (`Add`...`Max`) on two leaves (the common case, with
     /// nothing to follow).
     Leaves(AOp, AOp, AOp),
+    /// A chain of operators on leaves, left to right: `(A - 1) mod C + 1`
+    /// is `A` then `Sub 1`, `Mod C`, `Add 1` (game rules' square
+    /// arithmetic), evaluated in one loop.
+    Chain(AOp, Box<[(AOp, AOp)]>),
     /// `Neg` or `Abs` of a subexpression.
     Un(AOp, Box<Expr>),
     /// An operator (`Add`...`Max`) on two subexpressions.

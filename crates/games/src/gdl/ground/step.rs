@@ -6,9 +6,11 @@
 //! translation's rounds cost twenty times the network's own work.
 //!
 //! The answers are the translation's: the same rounds (the role that
-//! chooses, a lone action played for the others), the same result, the
-//! next state laid out exactly as the engine would copy it out (equal
-//! states are equal templates, whichever way they were made). Each entry
+//! chooses, a lone action played for the others), the same result. The
+//! state after a move is its fluents' numbers ([`Fluents`]), laid out as
+//! a template only when something asks for the term, and then exactly as
+//! the engine would copy it out (equal states are equal templates,
+//! whichever way they were made): a loop of steps never lays one out. Each entry
 //! answers `None` where it does not: the network turned off, a GDL-II game
 //! (a state records its rounds), a state in the middle of a round (choices
 //! pending), two roles choosing at once for [`after`], a fluent or action
@@ -18,6 +20,99 @@
 use super::{NONE, Runtime};
 use crate::engine::host::{atom, hash_cells};
 use crate::engine::{Cell, Engine, Tmpl};
+use std::sync::Arc;
+
+/// A state as a network holds it: its fluents' numbers, in the standard
+/// order of their terms, with the layout that makes its template.
+#[derive(Clone)]
+pub struct Fluents {
+    list: Arc<[u32]>,
+    layout: Arc<Layout>,
+}
+
+impl Fluents {
+    /// The state's template, `gdl(Fluents, [], [])`, as the engine would
+    /// copy it out.
+    pub fn tmpl(&self) -> Tmpl {
+        self.layout.tmpl(&self.list)
+    }
+
+    /// Whether two states are the same one, where the same runtime made
+    /// both (`None` otherwise: compare their templates).
+    pub fn same(&self, other: &Fluents) -> Option<bool> {
+        Arc::ptr_eq(&self.layout, &other.layout).then(|| self.list == other.list)
+    }
+}
+
+impl std::fmt::Debug for Fluents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Fluents({:?})", self.list)
+    }
+}
+
+/// How a runtime's fluents are laid out in a state's template.
+struct Layout {
+    /// The functor `gdl/3`.
+    gdl: Cell,
+    /// Each fluent's cells, and whether they are a compound of atoms and
+    /// numbers (copied as they are).
+    terms: Vec<Tmpl>,
+    flat: Vec<bool>,
+}
+
+impl Layout {
+    /// The template of the state of fluents `list` (in the standard
+    /// order): `gdl(Fluents, [], [])`, laid out as the engine copies a
+    /// term out (a list cell's head, then its tail, then the head's own
+    /// cells, then the next list cell), so that it equals the same state
+    /// made by the rules.
+    fn tmpl(&self, list: &[u32]) -> Tmpl {
+        let nil = Cell::Atom(atom::NIL);
+        let mut cells = Vec::with_capacity(5 + list.len() * 7);
+        cells.extend_from_slice(&[Cell::Str(1), self.gdl, nil, nil, nil]);
+        if !list.is_empty() {
+            cells[2] = Cell::Lst(5);
+        }
+        for (k, &f) in list.iter().enumerate() {
+            let q = cells.len();
+            let t = &self.terms[f as usize].cells;
+            if self.flat[f as usize] {
+                // Its cells after the root point nowhere.
+                cells.extend_from_slice(&[Cell::Str(q + 2), nil]);
+                cells.extend_from_slice(&t[1..]);
+            } else {
+                // The fluent's cells after its root land from q + 2 on.
+                let moved = |c: Cell| match c {
+                    Cell::Str(p) => Cell::Str(p + q + 1),
+                    Cell::Lst(p) => Cell::Lst(p + q + 1),
+                    c => c,
+                };
+                cells.push(moved(t[0]));
+                cells.push(nil);
+                cells.extend(t[1..].iter().map(|&c| moved(c)));
+            }
+            if k + 1 < list.len() {
+                cells[q + 1] = Cell::Lst(cells.len());
+            }
+        }
+        Tmpl { cells, nvars: 0 }
+    }
+}
+
+/// A state as the step is given it: the fluents a network made, or a
+/// template.
+#[derive(Clone, Copy)]
+pub enum Seen<'a> {
+    Fluents(&'a Fluents),
+    Term(&'a Tmpl),
+}
+
+/// The state whose fluents are in the runtime's values, as it was given
+/// or made last.
+enum Last {
+    Fluents(Arc<[u32]>),
+    Term(Tmpl),
+}
 
 /// Where a state stands, as the network sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,12 +127,14 @@ pub enum Standing {
 pub(crate) struct Cache {
     /// The functor `gdl/3`.
     gdl: Cell,
-    /// The template of the state whose fluents are in the runtime's values
-    /// (the one read or made last), so the state a step made is not read
-    /// again by the next; and its mark (see [`after`]), a new one each
-    /// time the values change.
-    last: Option<Tmpl>,
+    /// The state whose fluents are in the runtime's values (the one read
+    /// or made last), so the state a step made is not read again by the
+    /// next; and its mark (see [`after`]), a new one each time the values
+    /// change.
+    last: Option<Last>,
     mark: u64,
+    /// The layout of the states the step makes (made when first needed).
+    layout: Option<Arc<Layout>>,
     /// Each role's actions' places in the standard order.
     action_rank: Vec<Vec<u32>>,
     /// The action space numbered last.
@@ -57,6 +154,7 @@ impl Cache {
             gdl: t.cells[k],
             last: None,
             mark: 0,
+            layout: None,
             action_rank: Vec::new(),
             space: None,
             scratch: Vec::new(),
@@ -95,9 +193,9 @@ pub fn roles(engine: &mut Engine) -> Vec<Tmpl> {
 }
 
 /// Where `s` stands.
-pub fn status(engine: &mut Engine, s: &Tmpl) -> Option<Standing> {
+pub fn status(engine: &mut Engine, s: Seen) -> Option<Standing> {
     let rt = runtime(engine)?;
-    rt.read_tmpl(s, None)?;
+    rt.read(s, None)?;
     rt.standing()
 }
 
@@ -108,9 +206,9 @@ pub type Space<'a> = (u64, &'a dyn Fn(&Tmpl) -> Option<usize>);
 
 /// The legal actions of `s` (of the role to choose, in the standard order
 /// of the actions, as `move/2` lists them) numbered in an action space.
-pub fn legal_actions(engine: &mut Engine, s: &Tmpl, space: Space) -> Option<Vec<usize>> {
+pub fn legal_actions(engine: &mut Engine, s: Seen, space: Space) -> Option<Vec<usize>> {
     let rt = runtime(engine)?;
-    rt.read_tmpl(s, None)?;
+    rt.read(s, None)?;
     // Over, the rules say what is legal (a game may list moves still).
     let Standing::ToMove(r) = rt.standing()? else { return None };
     rt.numbered_legal(r, space)
@@ -127,14 +225,14 @@ pub fn legal_actions(engine: &mut Engine, s: &Tmpl, space: Space) -> Option<Vec<
 /// move is then not looked up).
 pub fn after(
     engine: &mut Engine,
-    s: &Tmpl,
+    s: Seen,
     mark: Option<u64>,
     m: &Tmpl,
     action: Option<usize>,
     space: Option<Space>,
 ) -> Option<After> {
     let rt = runtime(engine)?;
-    rt.read_tmpl(s, mark)?;
+    rt.read(s, mark)?;
     let Standing::ToMove(r) = rt.standing()? else { return None };
     // One role chooses; the others have one action each.
     if (0..rt.counts.len()).any(|q| q != r && rt.counts[q] > 1) {
@@ -157,12 +255,10 @@ pub fn after(
         rt.does.push(rt.does_props[q][a as usize]);
     }
     rt.move_on();
-    let next = rt.state_tmpl();
-    let mut last = rt.step.last.take().unwrap_or_default();
-    last.cells.clone_from(&next.cells);
-    last.nvars = 0;
-    rt.step.last = Some(last);
+    let list: Arc<[u32]> = Arc::from(&rt.state[..]);
+    rt.step.last = Some(Last::Fluents(list.clone()));
     rt.step.mark += 1;
+    let next = Fluents { list, layout: rt.layout() };
     let standing = rt.standing()?;
     let actions = match (standing, space) {
         (Standing::ToMove(r), Some(space)) => rt.numbered_legal(r, space),
@@ -173,19 +269,45 @@ pub fn after(
 
 /// What [`after`] gives.
 pub struct After {
-    pub next: Tmpl,
+    pub next: Fluents,
     pub mark: u64,
     pub standing: Standing,
     pub actions: Option<Vec<usize>>,
 }
 
 impl Runtime {
-    /// Reads the state template `s` into the values (nothing to do for the
-    /// state they hold: its mark says so, or it is the same template);
-    /// `None` for a template that is not `gdl(Fluents, [], [])` of fluents
-    /// the network knows.
+    /// Reads the state `s` into the values (nothing to do for the state
+    /// they hold: its mark says so, or it is the same state); `None` for a
+    /// template that is not `gdl(Fluents, [], [])` of fluents the network
+    /// knows.
+    fn read(&mut self, s: Seen, mark: Option<u64>) -> Option<()> {
+        let f = match s {
+            Seen::Fluents(f) if self.step.layout.as_ref().is_some_and(|l| Arc::ptr_eq(l, &f.layout)) => f,
+            // Made by another runtime: its mark is not this one's.
+            Seen::Fluents(f) => return self.read_tmpl(&f.tmpl(), None),
+            Seen::Term(t) => return self.read_tmpl(t, mark),
+        };
+        if let Some(Last::Fluents(last)) = &self.step.last {
+            if mark == Some(self.step.mark) {
+                debug_assert!(*last == f.list, "a mark given with another state");
+                return Some(());
+            }
+            if *last == f.list {
+                return Some(());
+            }
+        }
+        self.step.forget();
+        self.list_state();
+        self.state.clear();
+        self.state.extend_from_slice(&f.list);
+        self.set_listed();
+        self.step.last = Some(Last::Fluents(f.list.clone()));
+        Some(())
+    }
+
+    /// [`Runtime::read`] of a template.
     fn read_tmpl(&mut self, s: &Tmpl, mark: Option<u64>) -> Option<()> {
-        if let Some(last) = &self.step.last {
+        if let Some(Last::Term(last)) = &self.step.last {
             if mark == Some(self.step.mark) {
                 debug_assert!(last.cells == s.cells, "a mark given with another state");
                 return Some(());
@@ -216,8 +338,25 @@ impl Runtime {
             }
         }
         self.set_listed();
-        self.step.last = Some(s.clone());
+        self.step.last = Some(Last::Term(s.clone()));
         Some(())
+    }
+
+    /// The layout of the states the step makes.
+    fn layout(&mut self) -> Arc<Layout> {
+        let (gdl, fluents) = (self.step.gdl, &self.fluents);
+        self.step
+            .layout
+            .get_or_insert_with(|| {
+                let terms = fluents.terms.clone();
+                let flat = terms
+                    .iter()
+                    .zip(&fluents.flat_cells)
+                    .map(|(t, flat)| matches!(t.cells[0], Cell::Str(1)) && flat.len() == t.cells.len() - 1)
+                    .collect();
+                Arc::new(Layout { gdl, terms, flat })
+            })
+            .clone()
     }
 
     /// Where the state in the values stands: over (a role wins, or a
@@ -347,46 +486,6 @@ impl Runtime {
         } else {
             self.move_on_whole();
         }
-    }
-
-    /// The template of the state in `state`: `gdl(Fluents, [], [])`, laid
-    /// out as the engine copies a term out (a list cell's head, then its
-    /// tail, then the head's own cells, then the next list cell), so that
-    /// it equals the same state made by the rules.
-    fn state_tmpl(&self) -> Tmpl {
-        let nil = Cell::Atom(atom::NIL);
-        let mut cells = Vec::with_capacity(5 + self.state.len() * 7);
-        cells.extend_from_slice(&[Cell::Str(1), self.step.gdl, nil, nil, nil]);
-        if !self.state.is_empty() {
-            cells[2] = Cell::Lst(5);
-        }
-        for (k, &f) in self.state.iter().enumerate() {
-            let q = cells.len();
-            let t = &self.fluents.terms[f as usize].cells;
-            match t[0] {
-                // A compound of atoms and numbers (most fluents): its cells
-                // after the root point nowhere, and are copied as they are.
-                Cell::Str(1) if self.fluents.flat_cells[f as usize].len() == t.len() - 1 => {
-                    cells.extend_from_slice(&[Cell::Str(q + 2), nil]);
-                    cells.extend_from_slice(&t[1..]);
-                }
-                _ => {
-                    // The fluent's cells after its root land from q + 2 on.
-                    let moved = |c: Cell| match c {
-                        Cell::Str(p) => Cell::Str(p + q + 1),
-                        Cell::Lst(p) => Cell::Lst(p + q + 1),
-                        c => c,
-                    };
-                    cells.push(moved(t[0]));
-                    cells.push(nil);
-                    cells.extend(t[1..].iter().map(|&c| moved(c)));
-                }
-            }
-            if k + 1 < self.state.len() {
-                cells[q + 1] = Cell::Lst(cells.len());
-            }
-        }
-        Tmpl { cells, nvars: 0 }
     }
 }
 
@@ -540,7 +639,14 @@ mod tests {
                         _ => g.after_action(&s, at.mark, &space, a).unwrap(),
                     };
                     native += usize::from(at.mark.is_some());
-                    assert_eq!(at.state.0, want.0, "{file}: the next state's template");
+                    assert_eq!(at.state.term(), want.term(), "{file}: the next state's template");
+                    // A position the network holds equals the rules' one,
+                    // and another it holds as the same fluents.
+                    assert_eq!(at.state, want, "{file}: equal positions");
+                    assert_eq!(want, at.state, "{file}: equal positions");
+                    if let Some(again) = at.mark.and_then(|_| g.after_action(&s, None, &space, a).ok()) {
+                        assert!(again.state == at.state && again.state != s, "{file}: the same position again");
+                    }
                     assert_eq!(at.status, want_status, "{file}: the next state's status");
                     plies += 1;
                 }
