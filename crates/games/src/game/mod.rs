@@ -156,11 +156,6 @@ impl State {
         self.term.get_or_init(|| self.fluents.as_ref().expect("a position has a term or fluents").tmpl())
     }
 
-    pub fn into_term(self) -> Tmpl {
-        self.term();
-        self.term.into_inner().expect("just laid out")
-    }
-
     /// The position as a network's step reads it.
     fn seen(&self) -> Seen<'_> {
         match &self.fluents {
