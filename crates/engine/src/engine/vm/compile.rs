@@ -233,6 +233,8 @@ struct Cg<'a> {
     loc: Vec<Loc>,
     seen: Vec<bool>,
     out: Vec<Instr>,
+    /// Where the last jump lands (no run is merged across it).
+    label: usize,
     env: bool,
     ny: u32,
     nregs: u32,
@@ -319,8 +321,18 @@ pub fn compile(db: &Db, cells: &[Cell], nvars: usize, body_start: usize, body_le
         }
     }
     let env = info.has_ctrl || ny > 0 || calls_before_last;
-    let mut cg =
-        Cg { cells, ends: subtree_ends(cells), db, loc, seen: vec![false; nvars], out: Vec::new(), env, ny, nregs: nx };
+    let mut cg = Cg {
+        cells,
+        ends: subtree_ends(cells),
+        db,
+        loc,
+        seen: vec![false; nvars],
+        out: Vec::new(),
+        label: 0,
+        env,
+        ny,
+        nregs: nx,
+    };
     if env {
         cg.out.push(Instr::Allocate(0));
     }
@@ -453,10 +465,47 @@ fn max_arity_in(db: &Db, cells: &[Cell], g: usize, max: &mut u32) {
     }
 }
 
+/// A run with one more element.
+fn grown<T: Copy>(run: &[T], x: T) -> Box<[T]> {
+    let mut v = Vec::with_capacity(run.len() + 1);
+    v.extend_from_slice(run);
+    v.push(x);
+    v.into_boxed_slice()
+}
+
 impl Cg<'_> {
+    /// Appends an instruction, merged into the one before where both are
+    /// of a run (`GetVarY`, `PutValY`, `UnifyVarY`: one dispatch for the
+    /// run instead of one each) and no jump lands between them.
     fn emit(&mut self, i: Instr) -> usize {
+        let n = self.out.len();
+        if n > 0 && n != self.label {
+            let last = &mut self.out[n - 1];
+            let merged = match (&mut *last, &i) {
+                (Instr::GetVarY(y0, a0), &Instr::GetVarY(y, a)) => {
+                    Some(Instr::GetVarYs(Box::new([(*y0, *a0), (y, a)])))
+                }
+                (Instr::GetVarYs(run), &Instr::GetVarY(y, a)) => Some(Instr::GetVarYs(grown(run, (y, a)))),
+                (Instr::PutValY(y0, a0), &Instr::PutValY(y, a)) => {
+                    Some(Instr::PutValYs(Box::new([(*y0, *a0), (y, a)])))
+                }
+                (Instr::PutValYs(run), &Instr::PutValY(y, a)) => Some(Instr::PutValYs(grown(run, (y, a)))),
+                (Instr::UnifyVarY(y0), &Instr::UnifyVarY(y)) => Some(Instr::UnifyVarYs(Box::new([*y0, y]))),
+                (Instr::UnifyVarYs(run), &Instr::UnifyVarY(y)) => Some(Instr::UnifyVarYs(grown(run, y))),
+                _ => None,
+            };
+            if let Some(m) = merged {
+                *last = m;
+                return n - 1;
+            }
+        }
         self.out.push(i);
-        self.out.len() - 1
+        n
+    }
+
+    /// The next instruction is a jump's target: it starts a run of its own.
+    fn label_here(&mut self) {
+        self.label = self.out.len();
     }
 
     /// Leaves the clause: back to the continuation.
@@ -685,6 +734,8 @@ impl Cg<'_> {
     /// forward).
     fn patch(&mut self, at: usize, target: usize) {
         assert!(target > at, "a forward jump");
+        debug_assert_eq!(target, self.out.len(), "a jump to the next instruction emitted");
+        self.label_here();
         let l = (target - at) as u32;
         match &mut self.out[at] {
             Instr::TryElse(j) | Instr::Jump(j) | Instr::FindallBegin(_, _, j) => *j = l,
@@ -876,6 +927,7 @@ impl Cg<'_> {
         if let Some(at) = fast {
             // Relative, like jumps.
             let done = (self.out.len() - at) as u32;
+            self.label_here();
             match &mut self.out[at] {
                 Instr::Arith(a) => a.done = done,
                 Instr::Arg(a) => a.done = done,
@@ -1107,6 +1159,28 @@ mod tests {
         let c = &p.clauses[0];
         let (code, _) = compile(&e.m.db, &c.tmpl.cells, c.tmpl.nvars, c.body_start, c.body_len);
         format!("{code:?}")
+    }
+
+    /// Runs of slot moves are one instruction each (a jump never lands
+    /// inside one: `emit` keeps the moves before a jump's target and after
+    /// it apart).
+    #[test]
+    fn runs_of_slot_moves_are_one_instruction() {
+        let src = "p(A, B, C, D) :- q, r(A, B), s(c(A, B, C, D)), r(C, D).\nq.\nr(_, _).\ns(_).";
+        let c = code_of(src, "p", 4);
+        assert_eq!((c.matches("GetVarYs(").count(), c.matches("GetVarY(").count()), (1, 0), "{c}");
+        assert_eq!((c.matches("PutValYs(").count(), c.matches("PutValY(").count()), (2, 0), "{c}");
+        // Branches that end in slot moves, joined by jumps.
+        let src = "t(A, B, X) :- q, (A > 0 -> X = B ; X = A), u(X, B).\nq.\nu(_, _).";
+        let mut e = Engine::new();
+        assert!(!e.load("t", &format!("{src}\nv(s(A, B, C), A, B, C) :- q.")).has_errors());
+        let answers = |e: &mut Engine, q: &str| {
+            e.query(q).unwrap().map(|a| a.unwrap().bindings[0].text.clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(answers(&mut e, "t(1, 2, X)"), ["2"]);
+        assert_eq!(answers(&mut e, "t(0, 2, X)"), ["0"]);
+        assert_eq!(answers(&mut e, "v(S, 1, 2, 3)"), ["s(1,2,3)"]);
+        assert_eq!(answers(&mut e, "v(s(x, y, z), A, B, C), T = A-B-C"), ["x"]);
     }
 
     #[test]

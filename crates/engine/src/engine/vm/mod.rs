@@ -246,6 +246,9 @@ pub enum Instr {
     Deallocate,
     GetVarX(u32, u32),
     GetVarY(u32, u32),
+    /// A run of `GetVarY` (slot, argument register) in one instruction:
+    /// a clause's arguments saved in its frame.
+    GetVarYs(Box<[(u32, u32)]>),
     GetValX(u32, u32),
     GetValY(u32, u32),
     GetConst(Cell, u32),
@@ -276,6 +279,8 @@ pub enum Instr {
     PutList2(u32, UArg, UArg),
     UnifyVarX(u32),
     UnifyVarY(u32),
+    /// A run of `UnifyVarY`: a structure's arguments taken into slots.
+    UnifyVarYs(Box<[u32]>),
     UnifyValX(u32),
     UnifyValY(u32),
     UnifyConst(Cell),
@@ -285,6 +290,9 @@ pub enum Instr {
     PutVarY(u32, u32),
     PutValX(u32, u32),
     PutValY(u32, u32),
+    /// A run of `PutValY` (slot, argument register): a call's arguments
+    /// loaded from the frame.
+    PutValYs(Box<[(u32, u32)]>),
     PutVoid(u32),
     PutConst(Cell, u32),
     InitY(u32),

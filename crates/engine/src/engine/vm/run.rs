@@ -132,6 +132,12 @@ impl Machine {
                         let v = self.vm.x[a as usize];
                         *self.y(y) = v;
                     }
+                    Instr::GetVarYs(ref run) => {
+                        for &(y, a) in run.iter() {
+                            let v = self.vm.x[a as usize];
+                            *self.y(y) = v;
+                        }
+                    }
                     Instr::GetValX(x, a) => {
                         let (u, v) = (self.store.deref(self.vm.x[x as usize]), self.store.deref(self.vm.x[a as usize]));
                         // The commonest case at once: an unbound argument
@@ -287,6 +293,12 @@ impl Machine {
                         *self.y(y) = self.arg_var(wr, s);
                         s += 1;
                     }
+                    Instr::UnifyVarYs(ref run) => {
+                        for &y in run.iter() {
+                            *self.y(y) = self.arg_var(wr, s);
+                            s += 1;
+                        }
+                    }
                     Instr::UnifyValX(x) => {
                         if !self.arg_val(self.vm.x[x as usize], wr, s) {
                             backtrack!();
@@ -335,6 +347,11 @@ impl Machine {
                     }
                     Instr::PutValX(x, a) => self.vm.x[a as usize] = self.vm.x[x as usize],
                     Instr::PutValY(y, a) => self.vm.x[a as usize] = *self.y(y),
+                    Instr::PutValYs(ref run) => {
+                        for &(y, a) in run.iter() {
+                            self.vm.x[a as usize] = *self.y(y);
+                        }
+                    }
                     Instr::PutVoid(a) => self.vm.x[a as usize] = self.store.new_var(),
                     Instr::PutConst(c, a) => self.vm.x[a as usize] = c,
                     Instr::InitY(y) => {
