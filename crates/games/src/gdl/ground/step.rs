@@ -163,6 +163,19 @@ impl Cache {
         })
     }
 
+    /// Whether the runtime's values hold `s` already: its mark says so
+    /// (nothing compared), or it is the state read or made last.
+    fn holds(&self, s: Seen, mark: Option<u64>) -> bool {
+        let marked = mark == Some(self.mark);
+        let same = match (&self.last, s) {
+            (Some(Last::Fluents(last)), Seen::Fluents(f)) => marked || *last == f.list,
+            (Some(Last::Term(last)), Seen::Term(t)) => marked || last.cells == t.cells,
+            _ => return false,
+        };
+        debug_assert!(!marked || self.holds(s, None), "a mark given with another state");
+        same
+    }
+
     /// The runtime's values no longer hold the state `last` (another state
     /// was read).
     pub(super) fn forget(&mut self) {
@@ -287,14 +300,8 @@ impl Runtime {
             Seen::Fluents(f) => return self.read_tmpl(&f.tmpl(), None),
             Seen::Term(t) => return self.read_tmpl(t, mark),
         };
-        if let Some(Last::Fluents(last)) = &self.step.last {
-            if mark == Some(self.step.mark) {
-                debug_assert!(*last == f.list, "a mark given with another state");
-                return Some(());
-            }
-            if *last == f.list {
-                return Some(());
-            }
+        if self.step.holds(s, mark) {
+            return Some(());
         }
         self.step.forget();
         self.list_state();
@@ -307,14 +314,8 @@ impl Runtime {
 
     /// [`Runtime::read`] of a template.
     fn read_tmpl(&mut self, s: &Tmpl, mark: Option<u64>) -> Option<()> {
-        if let Some(Last::Term(last)) = &self.step.last {
-            if mark == Some(self.step.mark) {
-                debug_assert!(last.cells == s.cells, "a mark given with another state");
-                return Some(());
-            }
-            if last.cells == s.cells {
-                return Some(());
-            }
+        if self.step.holds(Seen::Term(s), mark) {
+            return Some(());
         }
         self.step.forget();
         self.list_state();
