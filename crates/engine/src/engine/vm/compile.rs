@@ -5,8 +5,8 @@
 //! constructs keep their goal arguments; a variable goal is `call(X)`).
 
 use super::{
-    AOp, ASTACK, ArgDst, ArgFast, Arith, ArithOp, Expr, FIRST, Instr, NO_PRED, Opd, PERM, TestFast, TestOp, Tm,
-    TypeTest, UArg, VOID,
+    AOp, ASTACK, ArgDst, ArgFast, Arith, Arith2, Arith2Op, ArithOp, Expr, FIRST, Instr, IsChain, NO_PRED, Opd, PERM,
+    TestFast, TestOp, Tm, TypeTest, UArg, VOID,
 };
 use crate::engine::atoms::{Atom, atom};
 use crate::engine::db::{Db, Entry};
@@ -740,6 +740,8 @@ impl Cg<'_> {
         match &mut self.out[at] {
             Instr::TryElse(j) | Instr::Jump(j) | Instr::FindallBegin(_, _, j) => *j = l,
             Instr::Arith(a) => a.fail = l,
+            Instr::Arith2(a) => a.fail = l,
+            Instr::IsChain(a) => a.fail = l,
             Instr::Test(t) => t.fail = l,
             Instr::CallBuiltin(_, _, _, fail) => *fail = l,
             _ => unreachable!("patching a jump"),
@@ -930,6 +932,8 @@ impl Cg<'_> {
             self.label_here();
             match &mut self.out[at] {
                 Instr::Arith(a) => a.done = done,
+                Instr::Arith2(a) => a.done = done,
+                Instr::IsChain(a) => a.done = done,
                 Instr::Arg(a) => a.done = done,
                 Instr::Test(t) => t.done = done,
                 _ => {}
@@ -1012,6 +1016,22 @@ impl Cg<'_> {
             },
             Some(ord) => ArithOp::Cmp(ord, negate, self.expr(args[0])?),
         };
+        // Two leaves: the inline form.
+        let two = match (&op, &rhs) {
+            (ArithOp::Cmp(ord, negate, Expr::Leaf(a)), Expr::Leaf(b)) => Some((Arith2Op::Cmp(*ord, *negate), *a, *b)),
+            (&ArithOp::IsNew(code), &Expr::Leaves(f, a, b)) => Some((Arith2Op::Is(f, code, true), a, b)),
+            (&ArithOp::IsOld(code), &Expr::Leaves(f, a, b)) => Some((Arith2Op::Is(f, code, false), a, b)),
+            (&ArithOp::IsNew(code), &Expr::Leaf(a)) => Some((Arith2Op::Is(AOp::Add, code, true), a, AOp::Int(0))),
+            (&ArithOp::IsOld(code), &Expr::Leaf(a)) => Some((Arith2Op::Is(AOp::Add, code, false), a, AOp::Int(0))),
+            _ => None,
+        };
+        if let Some((op, a, b)) = two {
+            return Some(self.emit(Instr::Arith2(Box::new(Arith2 { op, a, b, done: 0, fail: 0 }))));
+        }
+        if let (&ArithOp::IsNew(code) | &ArithOp::IsOld(code), Expr::Chain(first, rest)) = (&op, &rhs) {
+            let (new, first, rest) = (matches!(op, ArithOp::IsNew(_)), *first, rest.clone());
+            return Some(self.emit(Instr::IsChain(Box::new(IsChain { code, new, first, rest, done: 0, fail: 0 }))));
+        }
         Some(self.emit(Instr::Arith(Box::new(Arith { op, rhs, done: 0, fail: 0 }))))
     }
 
@@ -1231,7 +1251,7 @@ mod tests {
     fn a_condition_that_is_a_test_needs_no_choice_point() {
         let c = code_of("p(X, Y) :- ( X == a, Y > 1 -> q(X) ; q(Y) ).\nq(_).", "p", 2);
         assert!(!c.contains("TryElse") && !c.contains("GetLevel"), "{c}");
-        assert!(c.contains("Test(") && c.contains("Arith("), "{c}");
+        assert!(c.contains("Test(") && c.contains("Arith2("), "{c}");
         let c = code_of("p(X) :- \\+ memberchk(X, [a]).", "p", 1);
         assert!(!c.contains("TryElse") && c.contains("CallBuiltin"), "{c}");
         // Builtins on both sides too: no environment, the variables stay
@@ -1260,7 +1280,7 @@ mod tests {
         let (begin, rest) = c.split_once("FindallBegin(").unwrap();
         assert!(!begin.contains("PutStruct") && begin.ends_with("PutValY(0, 0), "), "the result list in X0: {c}");
         let (goal, _) = rest.split_once("FindallAdd(").unwrap();
-        assert!(goal.contains("Call(") && goal.contains("Arith("), "{c}");
+        assert!(goal.contains("Call(") && goal.contains("Arith2("), "{c}");
         // A goal that is not callable all through is called as a term,
         // which rejects it whole, as calling it does.
         let c = code_of("a(L) :- findall(X, (p(X, _), 3), L).\np(_, _).", "a", 1);

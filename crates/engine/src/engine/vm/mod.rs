@@ -95,6 +95,42 @@ pub struct Arith {
     pub fail: u32,
 }
 
+/// The commonest arithmetic, on two leaves (constants or registers),
+/// run inline without an expression to walk: a comparison `A ? B`
+/// (`X >= 1`), or `X is A op B` (`Y2 is Y1 + D`). As `Arith` otherwise:
+/// anything but integers falls through to the general builtin.
+#[derive(Debug)]
+pub struct Arith2 {
+    pub op: Arith2Op,
+    pub a: AOp,
+    pub b: AOp,
+    pub done: u32,
+    pub fail: u32,
+}
+
+/// `X is A op B op C ...`, a chain of operators on leaves (see
+/// `Expr::Chain`: the square arithmetic of game rules), run inline.
+#[derive(Debug)]
+pub struct IsChain {
+    /// The register code of X, and whether this is its first occurrence.
+    pub code: usize,
+    pub new: bool,
+    pub first: AOp,
+    pub rest: Box<[(AOp, AOp)]>,
+    pub done: u32,
+    pub fail: u32,
+}
+
+/// What an `Arith2` does with its leaves.
+#[derive(Debug, Clone, Copy)]
+pub enum Arith2Op {
+    /// As `ArithOp::Cmp`, with `A` on the left.
+    Cmp(std::cmp::Ordering, bool),
+    /// `is/2` of `A op B` into a register code, the flag set at the
+    /// variable's first occurrence.
+    Is(AOp, usize, bool),
+}
+
 /// An operand of a test: a register code (X, or Y with `PERM`) or a
 /// constant.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -312,6 +348,10 @@ pub enum Instr {
     /// Integer arithmetic on registers; on anything else it falls through
     /// to the general builtin call that follows it.
     Arith(Box<Arith>),
+    /// `Arith` on two leaves.
+    Arith2(Box<Arith2>),
+    /// `Arith` of `is/2` on a chain.
+    IsChain(Box<IsChain>),
     /// `arg/3` on an integer and a compound; else it falls through to the
     /// builtin call that follows it.
     Arg(Box<ArgFast>),

@@ -3,8 +3,8 @@
 
 use super::compile::compile;
 use super::{
-    AOp, ArgDst, ArgFast, Arith, ArithOp, Code, Cont, Env, Expr, FIRST, INDEX, Instr, META_CACHE_MAX, NO_PRED, Opd,
-    PERM, Shape, TestFast, TestOp, Tm, UArg, VOID, VmSave,
+    AOp, ArgDst, ArgFast, Arith, Arith2, Arith2Op, ArithOp, Code, Cont, Env, Expr, FIRST, INDEX, Instr, IsChain,
+    META_CACHE_MAX, NO_PRED, Opd, PERM, Shape, TestFast, TestOp, Tm, UArg, VOID, VmSave,
 };
 use crate::engine::atoms::{Atom, atom};
 use crate::engine::db::{ClauseCode, Entry, Switch};
@@ -404,6 +404,8 @@ impl Machine {
                     }
                     Instr::Proceed => ip = self.vm.cp,
                     Instr::Arith(ref a) => fast!(self.arith(a), a.done, a.fail, at),
+                    Instr::Arith2(ref a) => fast!(self.arith2(a), a.done, a.fail, at),
+                    Instr::IsChain(ref a) => fast!(self.is_chain(a), a.done, a.fail, at),
                     Instr::Arg(ref a) => fast!(self.arg_fast(a), a.done, 0, at),
                     Instr::Test(ref t) => fast!(self.test(t), t.done, t.fail, at),
                     Instr::Cut => {
@@ -565,26 +567,55 @@ impl Machine {
     fn arith(&mut self, a: &Arith) -> Option<bool> {
         let r = self.eval_int(&a.rhs)?;
         match a.op {
-            ArithOp::IsNew(code) => {
-                *self.reg(code) = Cell::Int(r);
-                Some(true)
-            }
-            ArithOp::IsOld(code) => {
-                let v = *self.reg(code);
-                match self.store.deref(v) {
-                    Cell::Ref(addr) => {
-                        self.store.bind(addr, Cell::Int(r));
-                        Some(true)
-                    }
-                    Cell::Int(i) => Some(i == r),
-                    _ => None,
-                }
-            }
+            ArithOp::IsNew(code) => self.is_result(code, true, r),
+            ArithOp::IsOld(code) => self.is_result(code, false, r),
             ArithOp::IsInt(i) => Some(i == r),
             ArithOp::Cmp(ord, negate, ref lhs) => {
                 let l = self.eval_int(lhs)?;
                 Some((l.cmp(&r) == ord) != negate)
             }
+        }
+    }
+
+    /// Runs an `Arith2`: `Some(success)`, or `None` to fall through to the
+    /// general builtin.
+    #[inline(always)]
+    fn arith2(&mut self, t: &Arith2) -> Option<bool> {
+        let a = self.operand(t.a)?;
+        let b = self.operand(t.b)?;
+        match t.op {
+            Arith2Op::Cmp(ord, negate) => Some((a.cmp(&b) == ord) != negate),
+            Arith2Op::Is(op, code, new) => self.is_result(code, new, binary(op, a, b)?),
+        }
+    }
+
+    /// Runs an `IsChain`: `Some(success)`, or `None` to fall through to
+    /// the general builtin.
+    #[inline(always)]
+    fn is_chain(&mut self, t: &IsChain) -> Option<bool> {
+        let mut acc = self.operand(t.first)?;
+        for &(op, b) in t.rest.iter() {
+            acc = binary(op, acc, self.operand(b)?)?;
+        }
+        self.is_result(t.code, t.new, acc)
+    }
+
+    /// `is/2`'s result `r` given to the variable in register code `code`
+    /// (`new`: its first occurrence, so nothing to compare).
+    #[inline(always)]
+    fn is_result(&mut self, code: usize, new: bool, r: i64) -> Option<bool> {
+        if new {
+            *self.reg(code) = Cell::Int(r);
+            return Some(true);
+        }
+        let v = *self.reg(code);
+        match self.store.deref(v) {
+            Cell::Ref(addr) => {
+                self.store.bind(addr, Cell::Int(r));
+                Some(true)
+            }
+            Cell::Int(i) => Some(i == r),
+            _ => None,
         }
     }
 
@@ -807,7 +838,13 @@ impl Machine {
     /// Slot `y` of the current environment.
     #[inline]
     fn y(&mut self, y: u32) -> &mut Cell {
-        &mut self.vm.ys[self.vm.ybase as usize + y as usize]
+        let i = self.vm.ybase as usize + y as usize;
+        // Every live frame lies inside `ys` (`push_frame` truncates it
+        // only to the end of the frame below the new one), and the
+        // compiler numbers a clause's slots below its frame's size.
+        debug_assert!(i < self.vm.ys.len(), "slot {y} past the frames");
+        // SAFETY: as just said.
+        unsafe { self.vm.ys.get_unchecked_mut(i) }
     }
 
     /// Leaves the current environment: its continuation back in CP.
@@ -1833,6 +1870,40 @@ mod tests {
         );
         assert_eq!(answers(&mut e, "(below(3, 6) -> X = yes ; X = no)"), ["yes"]);
         assert_eq!(answers(&mut e, "(below(3, 5) -> X = yes ; X = no)"), ["no"]);
+    }
+
+    /// Comparisons and `is/2` of two leaves run inline (`Arith2`): each
+    /// comparison both ways, `is/2` into a new variable, a bound one and a
+    /// variable bound by the caller; anything but two integers (a float,
+    /// an atom, an overflow) goes to the general builtin, as before.
+    #[test]
+    fn arithmetic_on_two_leaves_is_the_builtins() {
+        let mut e = Engine::new();
+        let src = "cmp(A, B, L) :- findall(O, ((A < B, O = lt) ; (A > B, O = gt) ; (A =< B, O = le) ; \
+                   (A >= B, O = ge) ; (A =:= B, O = eq) ; (A =\\= B, O = ne)), L).\n\
+                   add(A, B, C) :- C is A + B.\n\
+                   new(A, C) :- X is A - 1, C = X.\n\
+                   same(A, B) :- X = B, X is A.\n\
+                   lim(A) :- A >= 1, A =< 8.\n";
+        assert!(!e.load("t", src).has_errors());
+        assert_eq!(answers(&mut e, "cmp(1, 2, L)"), ["[lt,le,ne]"]);
+        assert_eq!(answers(&mut e, "cmp(2, 2, L)"), ["[le,ge,eq]"]);
+        assert_eq!(answers(&mut e, "cmp(3, 2, L)"), ["[gt,ge,ne]"]);
+        assert_eq!(answers(&mut e, "cmp(1.5, 2, L)"), ["[lt,le,ne]"]);
+        assert_eq!(answers(&mut e, "add(2, 3, C)"), ["5"]);
+        assert_eq!(answers(&mut e, "(add(2, 3, 5) -> X = yes ; X = no)"), ["yes"]);
+        assert_eq!(answers(&mut e, "(add(2, 3, 6) -> X = yes ; X = no)"), ["no"]);
+        assert_eq!(answers(&mut e, "add(2, 0.5, C)"), ["2.5"]);
+        assert_eq!(answers(&mut e, "new(10, C)"), ["9"]);
+        assert_eq!(answers(&mut e, "(same(4, 4) -> X = yes ; X = no)"), ["yes"]);
+        assert_eq!(answers(&mut e, "(same(4, 5) -> X = yes ; X = no)"), ["no"]);
+        assert_eq!(answers(&mut e, "findall(A, (member(A, [0, 1, 5, 8, 9]), lim(A)), L)"), ["[1,5,8]"]);
+        assert_eq!(answers(&mut e, "catch(add(a, 1, C), error(E, _), true)"), ["type_error(evaluable,a/0)"]);
+        let max = i64::MAX;
+        assert_eq!(
+            answers(&mut e, &format!("catch(add({max}, 1, C), error(E, _), true)")),
+            ["evaluation_error(int_overflow)"]
+        );
     }
 
     #[test]
