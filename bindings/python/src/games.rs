@@ -4,7 +4,7 @@
 use crate::errors::OrRaise;
 use crate::state::State;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict};
+use pyo3::types::{PyBool, PyDict, PyList};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use tabula::engine::Tmpl;
@@ -96,6 +96,15 @@ impl Engine {
     }
 }
 
+/// How many actions `Core::action_list` keeps as Python integers.
+const MAX_CACHED_INTS: usize = 1 << 16;
+
+/// `a` as a Python integer.
+fn int(py: Python<'_>, a: usize) -> Bound<'_, PyAny> {
+    let Ok(i) = a.into_pyobject(py);
+    i.into_any()
+}
+
 /// A loaded game, shared by its states.
 pub struct Core {
     engine: Mutex<Engine>,
@@ -104,6 +113,9 @@ pub struct Core {
     pub loaded_as: (String, Vec<(String, String)>),
     /// How actions are made, once found (asked on every move).
     actions: OnceLock<Actions>,
+    /// The first `MAX_CACHED_INTS` actions as Python integers, made once:
+    /// a list of legal actions is built from them, no integer made anew.
+    action_ints: OnceLock<Box<[Py<PyAny>]>>,
     pub name: String,
     pub title: String,
     pub description: Option<String>,
@@ -137,6 +149,19 @@ impl Core {
         }
         let a = self.with(py, Engine::actions).or_raise()?;
         Ok(self.actions.get_or_init(|| a).clone())
+    }
+
+    /// `actions` as a Python list of integers.
+    pub fn action_list<'py>(&self, py: Python<'py>, actions: &[usize]) -> PyResult<Bound<'py, PyList>> {
+        let ints = match self.action_ints.get() {
+            Some(ints) => ints,
+            None => {
+                let n = self.actions(py)?.len().min(MAX_CACHED_INTS);
+                let made = (0..n).map(|a| int(py, a).unbind()).collect();
+                self.action_ints.get_or_init(|| made)
+            }
+        };
+        PyList::new(py, actions.iter().map(|&a| ints.get(a).map_or_else(|| int(py, a), |i| i.bind(py).clone())))
     }
 
     /// What an action does: the notation of its move, or the click.
@@ -266,6 +291,7 @@ pub fn load(py: Python<'_>, name_or_path: &str, options: Option<&Bound<'_, PyDic
                 has_chance: g.has("chance", 1),
                 notation_needs_position: g.has("notation", 3),
                 actions: OnceLock::new(),
+                action_ints: OnceLock::new(),
                 loaded_as,
                 engine: Mutex::new(Engine { game: g, options, players, observer: None }),
             })

@@ -327,7 +327,7 @@ pub fn _state_again(
         .with(py, |e| -> Result<_, GameError> {
             let mut play = Play::new(e.game.parse_state(start)?);
             for (mover, m, chance) in moves {
-                let mv = Move(e.game.engine().parse_term(&m).map_err(|err| GameError::Rules(err.to_string()))?);
+                let mv = Move::new(e.game.engine().parse_term(&m).map_err(|err| GameError::Rules(err.to_string()))?);
                 let next = e.game.play(play.state(), &mv)?;
                 play.make_term(&mut e.game, mover, chance, mv, next)?;
             }
@@ -412,20 +412,24 @@ impl State {
     }
 
     /// The legal moves as integer actions, ascending.
-    fn legal_actions(&mut self, py: Python<'_>) -> PyResult<Vec<usize>> {
+    fn legal_actions<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         if self.over(py)? {
-            return Ok(Vec::new());
+            return Ok(PyList::empty(py));
         }
         if let Actions::Clicks(c) = self.core.actions(py)? {
             let (next, made) = self.next_clicks(py, &c)?;
             // A move with nothing to click (a pass) is made by ending it.
-            return Ok(if next.is_empty() && made.is_some() { vec![c.end()] } else { next });
+            let next = if next.is_empty() && made.is_some() { vec![c.end()] } else { next };
+            return self.core.action_list(py, &next);
         }
-        let mut a = self.move_actions(py)?.clone();
-        if !a.is_sorted() {
-            a.sort_unstable();
+        self.move_actions(py)?;
+        let a = self.known.actions.as_ref().expect("just listed");
+        if a.is_sorted() {
+            return self.core.action_list(py, a);
         }
-        Ok(a)
+        let mut a = a.clone();
+        a.sort_unstable();
+        self.core.action_list(py, &a)
     }
 
     /// Makes a move: its notation (or a unique prefix, or its number in

@@ -630,7 +630,7 @@ pub(super) fn choose(
                 format!("{playouts} playouts, {visits} visits, expected reward {mean:.2}")
             };
             let parse = |game: &mut Game, text: &str| -> Result<Move, GameError> {
-                game.engine().parse_term(text).map(Move).map_err(|e| GameError::Rules(e.to_string()))
+                game.engine().parse_term(text).map(Move::new).map_err(|e| GameError::Rules(e.to_string()))
             };
             let mv = parse(game, text)?;
             let visits = total.iter().map(|(m, v, _)| Ok((parse(game, m)?, *v))).collect::<Result<_, GameError>>()?;

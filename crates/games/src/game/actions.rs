@@ -153,7 +153,7 @@ impl Game {
             let t = self.engine.term_text(m);
             return Err(GameError::Rules(format!("action_space/2 lists a move that is not ground: {t}")));
         }
-        ActionSpace::listed(items.into_iter().map(Move).collect()).map_err(|m| {
+        ActionSpace::listed(items.into_iter().map(Move::new).collect()).map_err(|m| {
             let t = self.move_text(&m).unwrap_or_else(|_| self.engine.term_text(&m.0));
             GameError::Rules(format!("action_space/2 lists the move {t} twice"))
         })
@@ -195,7 +195,7 @@ impl Game {
         scanned.map_err(|e| super::rules_error("move/2", e))?;
         match stray {
             None => Ok(out),
-            Some(t) if t.nvars == 0 => Err(self.no_action(&Move(t))),
+            Some(t) if t.nvars == 0 => Err(self.no_action(&Move::new(t))),
             Some(t) => {
                 let t = self.engine.term_text(&t);
                 Err(GameError::Rules(format!("move/2 gave a move that is not ground: {t}")))
@@ -246,7 +246,7 @@ impl Game {
                     .call("action", &[Arg::In(options), Arg::Out, Arg::In(&i)], 1)
                     .map_err(|e| super::rules_error("action/3", e))?;
                 match r.into_iter().next() {
-                    Some(mut r) if r[0].nvars == 0 => Ok(Some(Move(r.pop().expect("one output")))),
+                    Some(mut r) if r[0].nvars == 0 => Ok(Some(Move::new(r.pop().expect("one output")))),
                     Some(r) => {
                         let t = self.engine.term_text(&r[0]);
                         Err(GameError::Rules(format!("action/3 gives action {action} a move that is not ground: {t}")))

@@ -217,7 +217,7 @@ impl Game {
             Ok(sols) => sols.into_iter().map(|mut m| m.pop().expect("one output")).collect::<Vec<_>>(),
             Err(e) => return Some(format!("move/2: {e}")),
         };
-        let with_next: Vec<&Tmpl> = legal.iter().map(|l| &l.mv.0).collect();
+        let with_next: Vec<&Tmpl> = legal.iter().map(|l| &*l.mv.0).collect();
         (alone.iter().collect::<Vec<_>>() != with_next).then(|| {
             let texts = |ms: &[&Tmpl], e: &mut Engine| ms.iter().map(|m| e.term_text(m)).collect::<Vec<_>>().join(" ");
             let a = texts(&alone.iter().collect::<Vec<_>>(), &mut self.engine);

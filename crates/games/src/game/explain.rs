@@ -161,7 +161,12 @@ impl Game {
             1,
         );
         self.engine().set_limits(saved);
-        Ok(found.ok().and_then(|r| r.into_iter().next()).and_then(|mut r| r.pop()).filter(|m| m.nvars == 0).map(Move))
+        Ok(found
+            .ok()
+            .and_then(|r| r.into_iter().next())
+            .and_then(|mut r| r.pop())
+            .filter(|m| m.nvars == 0)
+            .map(Move::new))
     }
 
     /// The move a person typed, legal or not: with numbered moves
@@ -185,9 +190,9 @@ impl Game {
             && let Ok(r) = self.engine().call("notation", &[crate::engine::Arg::Out, crate::engine::Arg::In(&text)], 1)
             && let Some(m) = r.into_iter().next().and_then(|mut r| r.pop()).filter(|m| m.nvars == 0)
         {
-            return Ok(Some(Move(m)));
+            return Ok(Some(Move::new(m)));
         }
-        Ok(self.engine().parse_term(typed).ok().filter(|m| m.nvars == 0).map(Move))
+        Ok(self.engine().parse_term(typed).ok().filter(|m| m.nvars == 0).map(Move::new))
     }
 }
 

@@ -177,9 +177,16 @@ impl PartialEq for State {
     }
 }
 
-/// A move: a ground term.
+/// A move: a ground term, shared (a listed action space's move is made
+/// and recorded without copying the term).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Move(pub Tmpl);
+pub struct Move(pub std::sync::Arc<Tmpl>);
+
+impl Move {
+    pub fn new(t: Tmpl) -> Move {
+        Move(std::sync::Arc::new(t))
+    }
+}
 
 /// How a game ended.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -738,7 +745,7 @@ impl Game {
                     self.engine.term_text(&mv)
                 )));
             }
-            out.push((Move(mv), self.ground_state(next, "move/3")?));
+            out.push((Move::new(mv), self.ground_state(next, "move/3")?));
         }
         Ok(out)
     }
@@ -760,7 +767,7 @@ impl Game {
                 let t = self.engine.term_text(&mv);
                 return Err(GameError::Rules(format!("move/2 gave a move that is not ground: {t}")));
             }
-            out.push(Move(mv));
+            out.push(Move::new(mv));
         }
         Ok(out)
     }
@@ -893,7 +900,7 @@ impl Game {
             .engine
             .call("playout_move", &[Arg::In(s.term()), Arg::Out], 1)
             .map_err(|e| rules_error("playout_move/2", e))?;
-        Ok(r.pop().and_then(|mut m| m.pop()).map(Move))
+        Ok(r.pop().and_then(|mut m| m.pop()).map(Move::new))
     }
 
     /// A player name as a term.
@@ -1166,7 +1173,7 @@ impl Game {
     pub fn choose_move(&mut self, s: &State, level: i64) -> Result<Move, GameError> {
         let l = self.engine.parse_term(&level.to_string()).map_err(|e| GameError::Rules(e.to_string()))?;
         let r = self.call1("choose_move", &[Arg::In(s.term()), Arg::In(&l), Arg::Out], "choose_move/3")?;
-        Ok(Move(r.into_iter().next().expect("one output")))
+        Ok(Move::new(r.into_iter().next().expect("one output")))
     }
 
     /// Whether the rules define `name/arity` (for the interface's optional
