@@ -866,10 +866,17 @@ impl Machine {
         vm.envs.truncate(k);
         let below = &vm.envs[k - 1];
         let ys = below.ys + below.n;
-        // One reserve and a plain fill (a push a slot checked the capacity
-        // at each: 7% of a Breakthrough playout's run loop).
+        // The slots copied from a block of unset ones (a push a slot
+        // checked the capacity at each; a fill loop stored each cell in two
+        // stores: 40% of `Allocate` in a Breakthrough playout).
         vm.ys.truncate(ys as usize);
-        vm.ys.resize(ys as usize + n as usize, Cell::Int(0));
+        const UNSET: [Cell; 32] = [Cell::Int(0); 32];
+        let mut left = n as usize;
+        while left > 0 {
+            let k = left.min(UNSET.len());
+            vm.ys.extend_from_slice(&UNSET[..k]);
+            left -= k;
+        }
         vm.envs.push(Env { ce: vm.e, cp, b0: vm.b0, ys, n, catch, ret: None });
         vm.e = k as u32;
         vm.ybase = ys;
