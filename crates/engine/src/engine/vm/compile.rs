@@ -1016,23 +1016,24 @@ impl Cg<'_> {
             },
             Some(ord) => ArithOp::Cmp(ord, negate, self.expr(args[0])?),
         };
-        // Two leaves: the inline form.
-        let two = match (&op, &rhs) {
-            (ArithOp::Cmp(ord, negate, Expr::Leaf(a)), Expr::Leaf(b)) => Some((Arith2Op::Cmp(*ord, *negate), *a, *b)),
-            (&ArithOp::IsNew(code), &Expr::Leaves(f, a, b)) => Some((Arith2Op::Is(f, code, true), a, b)),
-            (&ArithOp::IsOld(code), &Expr::Leaves(f, a, b)) => Some((Arith2Op::Is(f, code, false), a, b)),
-            (&ArithOp::IsNew(code), &Expr::Leaf(a)) => Some((Arith2Op::Is(AOp::Add, code, true), a, AOp::Int(0))),
-            (&ArithOp::IsOld(code), &Expr::Leaf(a)) => Some((Arith2Op::Is(AOp::Add, code, false), a, AOp::Int(0))),
+        // Two leaves, or `is/2` of a chain: the inline forms (`X is A` is
+        // `A + 0`).
+        let is = match op {
+            ArithOp::IsNew(code) => Some((code, true)),
+            ArithOp::IsOld(code) => Some((code, false)),
             _ => None,
         };
-        if let Some((op, a, b)) = two {
-            return Some(self.emit(Instr::Arith2(Box::new(Arith2 { op, a, b, done: 0, fail: 0 }))));
-        }
-        if let (&ArithOp::IsNew(code) | &ArithOp::IsOld(code), Expr::Chain(first, rest)) = (&op, &rhs) {
-            let (new, first, rest) = (matches!(op, ArithOp::IsNew(_)), *first, rest.clone());
-            return Some(self.emit(Instr::IsChain(Box::new(IsChain { code, new, first, rest, done: 0, fail: 0 }))));
-        }
-        Some(self.emit(Instr::Arith(Box::new(Arith { op, rhs, done: 0, fail: 0 }))))
+        let two = |op, a, b| Instr::Arith2(Box::new(Arith2 { op, a, b, done: 0, fail: 0 }));
+        let i = match (op, rhs, is) {
+            (ArithOp::Cmp(ord, negate, Expr::Leaf(a)), Expr::Leaf(b), _) => two(Arith2Op::Cmp(ord, negate), a, b),
+            (_, Expr::Leaves(f, a, b), Some((code, new))) => two(Arith2Op::Is(f, code, new), a, b),
+            (_, Expr::Leaf(a), Some((code, new))) => two(Arith2Op::Is(AOp::Add, code, new), a, AOp::Int(0)),
+            (_, Expr::Chain(first, rest), Some((code, new))) => {
+                Instr::IsChain(Box::new(IsChain { code, new, first, rest, done: 0, fail: 0 }))
+            }
+            (op, rhs, _) => Instr::Arith(Box::new(Arith { op, rhs, done: 0, fail: 0 })),
+        };
+        Some(self.emit(i))
     }
 
     /// The register code of variable `k` (`None` for a void one).
