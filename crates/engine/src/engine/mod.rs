@@ -225,6 +225,28 @@ impl Engine {
         &self.m.limits
     }
 
+    /// Turns native code on or off for the clauses compiled from now on
+    /// (experimental, see "Native code" in the engine's README; the
+    /// environment variable `TABULA_NATIVE=1` turns it on in every
+    /// engine). Clauses already compiled keep their code. Returns whether
+    /// it is on: it stays off where Cranelift has no backend for the
+    /// processor.
+    pub fn set_native(&mut self, on: bool) -> bool {
+        let vm = &mut self.m.vm;
+        if !on {
+            vm.native = None;
+        } else if vm.native.is_none() {
+            vm.native = vm::native::Native::new().map(Box::new);
+        }
+        vm.native.is_some()
+    }
+
+    /// The runs of instructions compiled to native code so far, and the
+    /// instructions they span.
+    pub fn native_runs(&self) -> Option<(u64, u64)> {
+        self.m.vm.native.as_ref().map(|n| (n.runs, n.spanned))
+    }
+
     /// Makes the following queries read-only (or writing again): the
     /// builtins that change what later queries see ([`WRITES`]) raise
     /// `permission_error(call, sandboxed, Name/Arity)`, as in SWI-Prolog's

@@ -8,7 +8,12 @@ use std::cmp::Ordering;
 
 /// One heap cell. `Str` and `Lst` point at other cells; `Ref` to itself is
 /// an unbound variable.
+///
+/// The layout is fixed (`repr(u32)`: a 32-bit tag, then the variant's
+/// fields as in a C struct), as the native code reads and writes cells
+/// (`vm::native`).
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(u32)]
 pub enum Cell {
     /// A variable: unbound when it points at its own cell.
     Ref(usize),

@@ -3,6 +3,7 @@
 //! points that save registers.
 
 pub mod compile;
+pub mod native;
 mod run;
 
 use super::atoms::Atom;
@@ -390,6 +391,9 @@ pub enum Instr {
     ExitCatch,
     Restore,
     Succeed,
+    /// A run of instructions compiled to native code, in place of the
+    /// first (see `native`).
+    Native(Box<native::NativeRun>),
 }
 
 /// Compiled code of a clause. Every code ends with an instruction that
@@ -615,6 +619,9 @@ pub struct Vm {
     /// Goals with control constructs given to `call/N`, compiled once per
     /// shape (see `Machine::meta_clause`).
     pub meta_cache: FastMap<Box<[Shape]>, Rc<ClauseCode>>,
+    /// Native code for the clauses compiled from now on, when it is on
+    /// (see `native`).
+    pub native: Option<Box<native::Native>>,
 }
 
 /// One node of a meta-called goal's shape, in prefix order: a control
@@ -652,6 +659,11 @@ impl Default for Vm {
             restore_code: code(vec![Instr::Restore]),
             fail_code: code(vec![Instr::Fail]),
             meta_cache: FastMap::default(),
+            native: if std::env::var_os("TABULA_NATIVE").is_some_and(|v| v == "1") {
+                native::Native::new().map(Box::new)
+            } else {
+                None
+            },
         }
     }
 }

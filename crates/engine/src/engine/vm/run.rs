@@ -403,6 +403,24 @@ impl Machine {
                         continue 'outer;
                     }
                     Instr::Proceed => ip = self.vm.cp,
+                    Instr::Native(ref run) => {
+                        let x = self.vm.x.as_mut_ptr();
+                        // SAFETY: the current frame's slots start at
+                        // `ybase`, inside `ys` (see `y`).
+                        let y = unsafe { self.vm.ys.as_mut_ptr().add(self.vm.ybase as usize) };
+                        let heap = self.store.heap.as_mut_ptr();
+                        // SAFETY: the run's code reads and writes only the
+                        // registers and slots its instructions name, heap
+                        // cells of live terms and the step count, as the
+                        // interpreter would; it adds nothing to the heap.
+                        let to = unsafe { (run.f)(x, y, heap, self) };
+                        if to < 0 {
+                            backtrack!();
+                        }
+                        // SAFETY: the run returns an instruction of its
+                        // own code (a jump it spans, or one past it).
+                        ip = unsafe { at.add(to as usize) };
+                    }
                     Instr::Arith(ref a) => fast!(self.arith(a), a.done, a.fail, at),
                     Instr::Arith2(ref a) => fast!(self.arith2(a), a.done, a.fail, at),
                     Instr::IsChain(ref a) => fast!(self.is_chain(a), a.done, a.fail, at),
@@ -1819,8 +1837,11 @@ fn compiled<'a>(db: &crate::engine::db::Db, clause: &'a ClauseCode, vm: &mut sup
     if let Some(code) = clause.vm.get() {
         return code;
     }
-    let (code, nregs) = compile(db, &clause.tmpl.cells, clause.tmpl.nvars, clause.body_start, clause.body_len);
+    let (mut code, nregs) = compile(db, &clause.tmpl.cells, clause.tmpl.nvars, clause.body_start, clause.body_len);
     vm.x.grow(nregs as usize);
+    if let Some(native) = vm.native.as_mut() {
+        native.lower(&mut code);
+    }
     let code = super::code(code);
     vm.codes.push(code.clone());
     clause.vm.get_or_init(|| code)

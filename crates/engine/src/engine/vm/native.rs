@@ -1,0 +1,928 @@
+//! Native code for runs of simple instructions, beside the interpreter
+//! (experimental: off unless `TABULA_NATIVE=1` is set, or a host calls
+//! `Engine::set_native`). See "Native code" in
+//! `crates/engine/src/engine/README.md`.
+//!
+//! When a clause is compiled, each run of instructions this module can
+//! translate (moves between registers and slots, constants, integer
+//! arithmetic and comparisons, type tests, `==`) becomes one function
+//! made with Cranelift. The run's first instruction is replaced by
+//! `Instr::Native`, which calls the function; the others stay where they
+//! were, so a jump into the middle of a run, and whatever the function
+//! leaves to the interpreter, runs them as before. The function returns
+//! where the interpreter goes on, counted from the run's first
+//! instruction, or `BACKTRACK`.
+
+use super::{AOp, Arith2, Arith2Op, INDEX, Instr, IsChain, Opd, PERM, TestFast, TestOp, TypeTest};
+use crate::engine::atoms::{Atom, atom};
+use crate::engine::machine::Machine;
+use crate::engine::term::Cell;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{I32, I64};
+use cranelift_codegen::ir::{AbiParam, Block, InstBuilder, MemFlagsData, SigRef, Signature, UserFuncName, Value};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{Linkage, Module, default_libcall_names};
+use std::cmp::Ordering;
+
+/// A run's function: given where the registers, the current frame's
+/// slots and the heap are, and the machine (for the helpers, and its
+/// step count, which it adds the builtins it runs to, as the
+/// interpreter's fast paths do), where to go on, counted from the run's
+/// first instruction, or `BACKTRACK`.
+pub type RunFn = unsafe extern "C" fn(x: *mut Cell, y: *mut Cell, heap: *mut Cell, m: *mut Machine) -> i64;
+
+/// The run's function returns it to backtrack.
+pub const BACKTRACK: i64 = -1;
+
+/// A run compiled to native code, in place of its first instruction
+/// (kept, for whatever reads the code).
+pub struct NativeRun {
+    pub f: RunFn,
+    pub first: Instr,
+    /// How many instructions the run spans.
+    pub len: u32,
+}
+
+impl std::fmt::Debug for NativeRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Native({} instructions from {:?})", self.len, self.first)
+    }
+}
+
+// The cell layout the native code reads and writes (`Cell` is
+// `repr(u32)`: a 32-bit tag, then the fields of its variant laid out as a
+// C struct would, so a 32-bit payload at 4 and a 64-bit one at 8).
+const REF: i64 = 0;
+const ATOM: i64 = 1;
+const INT: i64 = 2;
+const FLT: i64 = 3;
+const STR: i64 = 4;
+const LST: i64 = 6;
+const TEXT: i64 = 7;
+
+/// A cell as the two words the native code sees: the low word's low half
+/// is the tag and its high half a 32-bit payload, the high word a 64-bit
+/// payload (a word a variant leaves unused is 0 here, padding in memory).
+pub(crate) fn words(c: Cell) -> (i64, i64) {
+    match c {
+        Cell::Ref(a) => (REF, a as i64),
+        Cell::Atom(a) => (ATOM | (a.0 as i64) << 32, 0),
+        Cell::Int(i) => (INT, i),
+        Cell::Flt(f) => (FLT, f.to_bits() as i64),
+        Cell::Str(p) => (STR, p as i64),
+        Cell::Fun(f, n) => (5 | (f.0 as i64) << 32, n as i64),
+        Cell::Lst(p) => (LST, p as i64),
+        Cell::Text(t) => (TEXT | (t as i64) << 32, 0),
+    }
+}
+
+/// The cell of two words (the inverse of `words`, reading only what the
+/// tag says is there).
+fn cell(lo: i64, hi: i64) -> Cell {
+    let half = (lo >> 32) as u32;
+    match lo as u32 as i64 {
+        REF => Cell::Ref(hi as usize),
+        ATOM => Cell::Atom(Atom(half)),
+        INT => Cell::Int(hi),
+        FLT => Cell::Flt(f64::from_bits(hi as u64)),
+        STR => Cell::Str(hi as usize),
+        LST => Cell::Lst(hi as usize),
+        TEXT => Cell::Text(half),
+        _ => Cell::Fun(Atom(half), hi as u32),
+    }
+}
+
+/// Binds the unbound variable at heap address `addr` to the cell of two
+/// words (trailed as `Store::bind` does).
+///
+/// # Safety
+/// `m` is the machine running the code, and `addr` an unbound variable
+/// on its heap.
+unsafe extern "C" fn bind(m: *mut Machine, addr: i64, lo: i64, hi: i64) {
+    // SAFETY: as the caller says; nothing else holds the machine while
+    // native code runs.
+    let m = unsafe { &mut *m };
+    m.store.bind(addr as usize, cell(lo, hi));
+}
+
+/// Whether `ins` can be part of a run (the native code does all it
+/// does). `at_start`: it would be the first instruction of its code.
+fn translatable(ins: &Instr, at_start: bool) -> bool {
+    let leaf = |a: &AOp| matches!(a, AOp::Int(_) | AOp::X(_) | AOp::Y(_));
+    let binary = |op: &AOp| matches!(op, AOp::Add | AOp::Sub | AOp::Mul | AOp::IntDiv | AOp::Mod | AOp::Min | AOp::Max);
+    let constant = |c: &Cell| matches!(c, Cell::Atom(_) | Cell::Int(_));
+    let opd = |o: &Opd| match o {
+        Opd::Reg(_) => true,
+        Opd::Const(c) => constant(c),
+    };
+    match ins {
+        Instr::GetVarX(..)
+        | Instr::GetVarY(..)
+        | Instr::GetVarYs(_)
+        | Instr::PutValX(..)
+        | Instr::PutValY(..)
+        | Instr::PutValYs(_) => true,
+        Instr::PutConst(c, _) => constant(c),
+        // A clause's first `GetConst [], 0` is where a call whose first
+        // argument is `[]` enters past (`Cont::past_nil_test`): left as
+        // it is.
+        Instr::GetConst(c, a) => constant(c) && !(at_start && *a == 0 && *c == Cell::Atom(atom::NIL)),
+        Instr::Arith2(t) => {
+            leaf(&t.a)
+                && leaf(&t.b)
+                && (matches!(t.op, Arith2Op::Cmp(..)) || matches!(t.op, Arith2Op::Is(op, ..) if binary(&op)))
+        }
+        Instr::IsChain(t) => leaf(&t.first) && t.rest.iter().all(|(op, b)| binary(op) && leaf(b)),
+        Instr::Test(t) => opd(&t.a) && opd(&t.b),
+        _ => false,
+    }
+}
+
+/// Where a fast path goes on when it succeeds, past the instructions of
+/// its general builtin call (which the run leaves to the interpreter):
+/// `None` for other instructions.
+fn done(ins: &Instr) -> Option<usize> {
+    match ins {
+        Instr::Arith2(t) => Some(t.done as usize),
+        Instr::IsChain(t) => Some(t.done as usize),
+        Instr::Test(t) => Some(t.done as usize),
+        _ => None,
+    }
+}
+
+/// The forward jumps of an instruction, as offsets from it (a run's own
+/// fast paths' `done` aside: see `Native::lower`).
+fn jumps(ins: &Instr) -> [u32; 2] {
+    match ins {
+        Instr::Arith(a) => [a.done, a.fail],
+        Instr::Arith2(a) => [0, a.fail],
+        Instr::IsChain(a) => [0, a.fail],
+        Instr::Test(a) => [0, a.fail],
+        Instr::Arg(a) => [a.done, 0],
+        Instr::CallBuiltin(_, _, _, fail) => [*fail, 0],
+        Instr::TryElse(n) | Instr::Jump(n) | Instr::FindallBegin(_, _, n) => [*n, 0],
+        _ => [0, 0],
+    }
+}
+
+/// The native code generator of one machine (its functions live as long
+/// as it does: as long as the machine and its codes).
+pub struct Native {
+    module: JITModule,
+    ctx: cranelift_codegen::Context,
+    fctx: FunctionBuilderContext,
+    /// Runs compiled, and instructions they span.
+    pub runs: u64,
+    pub spanned: u64,
+}
+
+impl std::fmt::Debug for Native {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Native({} runs)", self.runs)
+    }
+}
+
+impl Native {
+    /// A generator for this machine's processor; `None` where Cranelift
+    /// has no backend for it (the interpreter then runs everything).
+    pub fn new() -> Option<Native> {
+        let mut flags = settings::builder();
+        flags.set("use_colocated_libcalls", "false").ok()?;
+        flags.set("is_pic", "false").ok()?;
+        flags.set("opt_level", "speed").ok()?;
+        let isa = cranelift_native::builder().ok()?.finish(settings::Flags::new(flags)).ok()?;
+        let module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+        let ctx = module.make_context();
+        Some(Native { module, ctx, fctx: FunctionBuilderContext::new(), runs: 0, spanned: 0 })
+    }
+
+    /// Replaces the first instruction of each run worth compiling in
+    /// `code` (a clause's, before anything points into it) with its
+    /// native code.
+    pub fn lower(&mut self, code: &mut [Instr]) {
+        let n = code.len();
+        // Where jumps land: a run starts there at the latest (a jump into
+        // a run would skip its native code). A fast path's success lands
+        // past its general builtin call, where the call would go on too:
+        // the run goes on there.
+        let mut target = vec![false; n + 1];
+        for (i, ins) in code.iter().enumerate() {
+            for off in jumps(ins) {
+                if off > 0 {
+                    target[(i + off as usize).min(n)] = true;
+                }
+            }
+        }
+        let mut i = 0;
+        while i < n {
+            if !translatable(&code[i], i == 0) {
+                i += 1;
+                continue;
+            }
+            // The instructions the run's native code runs: translatable
+            // ones, each fast path followed by what its success skips.
+            let mut natives = Vec::new();
+            let mut e = i;
+            while e < n && translatable(&code[e], e == 0) && (e == i || !target[e]) {
+                natives.push(e - i);
+                e += done(&code[e]).unwrap_or(1);
+            }
+            let e = e.min(n);
+            if natives.len() >= 2
+                && let Some(f) = self.compile(&code[i..e], &natives)
+            {
+                let first = std::mem::replace(&mut code[i], Instr::Fail);
+                code[i] = Instr::Native(Box::new(NativeRun { f, first, len: (e - i) as u32 }));
+                self.runs += 1;
+                self.spanned += natives.len() as u64;
+            }
+            i = e;
+        }
+    }
+
+    /// The function of a run (`None` if Cranelift refuses it).
+    fn compile(&mut self, run: &[Instr], natives: &[usize]) -> Option<RunFn> {
+        let ptr = self.module.target_config().pointer_type();
+        let mut sig = self.module.make_signature();
+        sig.params.extend([AbiParam::new(ptr); 4]);
+        sig.returns.push(AbiParam::new(I64));
+        let name = format!("run{}", self.runs);
+        let id = self.module.declare_function(&name, Linkage::Local, &sig).ok()?;
+        self.ctx.func.signature = sig;
+        self.ctx.func.name = UserFuncName::user(0, id.as_u32());
+        let mut bind_sig = Signature::new(self.module.isa().default_call_conv());
+        bind_sig.params.extend([AbiParam::new(ptr), AbiParam::new(I64), AbiParam::new(I64), AbiParam::new(I64)]);
+        {
+            let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
+            let bind_sig = b.import_signature(bind_sig);
+            let mut g = Gen::new(&mut b, run, natives, bind_sig);
+            g.body();
+            b.seal_all_blocks();
+            b.finalize(self.module.target_config());
+        }
+        let defined = self.module.define_function(id, &mut self.ctx);
+        self.module.clear_context(&mut self.ctx);
+        defined.ok()?;
+        self.module.finalize_definitions().ok()?;
+        let p = self.module.get_finalized_function(id);
+        // SAFETY: the function was made with `RunFn`'s signature (one
+        // pointer in, an `i64` out, the platform's calling convention).
+        Some(unsafe { std::mem::transmute::<*const u8, RunFn>(p) })
+    }
+}
+
+/// Where a fast path goes: on success (`done`) and failure (`fail`)
+/// as in `Arith`, and on anything it does not decide (`other`).
+#[derive(Clone, Copy)]
+struct Exits {
+    done: u32,
+    fail: u32,
+    other: Block,
+}
+
+/// Emits one run's function.
+struct Gen<'a, 'b> {
+    b: &'a mut FunctionBuilder<'b>,
+    run: &'a [Instr],
+    /// The instructions the native code runs, and the entry block of each
+    /// (`None` for the others).
+    natives: &'a [usize],
+    at: Vec<Option<Block>>,
+    x: Value,
+    y: Value,
+    heap: Value,
+    m: Value,
+    bind_sig: SigRef,
+    /// Blocks that return to the interpreter, made as needed, emitted
+    /// last.
+    exits: Vec<(Block, i64)>,
+    /// The dereferencing loop's two words.
+    lo: Variable,
+    hi: Variable,
+}
+
+const MEM: MemFlagsData = MemFlagsData::trusted();
+
+impl<'a, 'b> Gen<'a, 'b> {
+    fn new(b: &'a mut FunctionBuilder<'b>, run: &'a [Instr], natives: &'a [usize], bind_sig: SigRef) -> Self {
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let (x, y, heap, m) = match *b.block_params(entry) {
+            [x, y, heap, m] => (x, y, heap, m),
+            _ => unreachable!("a run's function has four parameters"),
+        };
+        let lo = b.declare_var(I64);
+        let hi = b.declare_var(I64);
+        let mut at = vec![None; run.len()];
+        for &k in natives {
+            at[k] = Some(b.create_block());
+        }
+        b.ins().jump(at[0].expect("a run starts with a native instruction"), &[]);
+        Gen { b, run, natives, at, x, y, heap, m, bind_sig, exits: Vec::new(), lo, hi }
+    }
+
+    fn body(&mut self) {
+        let (run, natives) = (self.run, self.natives);
+        for &k in natives {
+            self.b.switch_to_block(self.at[k].expect("a block for each native instruction"));
+            self.instr(k, &run[k]);
+        }
+        for (blk, to) in std::mem::take(&mut self.exits) {
+            self.b.switch_to_block(blk);
+            self.leave(to);
+        }
+    }
+
+    /// Returns `to` to the interpreter.
+    fn leave(&mut self, to: i64) {
+        let v = self.b.ins().iconst(I64, to);
+        self.b.ins().return_(&[v]);
+    }
+
+    /// Goes on at instruction `to` of the run: natively when it is a
+    /// later instruction of the run that the native code runs, else in
+    /// the interpreter.
+    fn go(&mut self, from: usize, to: usize) {
+        match self.at.get(to) {
+            Some(&Some(blk)) if to > from => {
+                self.b.ins().jump(blk, &[]);
+            }
+            _ => self.leave(to as i64),
+        }
+    }
+
+    /// A failure: to `from + fail`, or backtracking when `fail` is 0.
+    fn fail(&mut self, from: usize, fail: u32) {
+        if fail == 0 {
+            self.leave(BACKTRACK);
+        } else {
+            self.go(from, from + fail as usize);
+        }
+    }
+
+    /// A success of a fast path: one step counted, on to `from + done`.
+    fn done(&mut self, from: usize, done: u32) {
+        let off = std::mem::offset_of!(Machine, steps) as i32;
+        let s = self.b.ins().load(I64, MEM, self.m, off);
+        let s = self.b.ins().iadd_imm_s(s, 1);
+        self.b.ins().store(MEM, s, self.m, off);
+        self.go(from, from + done as usize);
+    }
+
+    /// The address of an X register.
+    fn xa(&mut self, r: u32) -> (Value, i32) {
+        (self.x, (r as i32) * 16)
+    }
+
+    /// The address of a slot of the current frame.
+    fn ya(&mut self, s: u32) -> (Value, i32) {
+        (self.y, (s as i32) * 16)
+    }
+
+    /// The address of a register code (X, or with `PERM` a slot).
+    fn reg(&mut self, code: usize) -> (Value, i32) {
+        if code & PERM != 0 { self.ya((code & INDEX) as u32) } else { self.xa(code as u32) }
+    }
+
+    fn load(&mut self, (p, off): (Value, i32)) -> (Value, Value) {
+        let lo = self.b.ins().load(I64, MEM, p, off);
+        let hi = self.b.ins().load(I64, MEM, p, off + 8);
+        (lo, hi)
+    }
+
+    fn store(&mut self, (p, off): (Value, i32), (lo, hi): (Value, Value)) {
+        self.b.ins().store(MEM, lo, p, off);
+        self.b.ins().store(MEM, hi, p, off + 8);
+    }
+
+    fn copy(&mut self, from: (Value, i32), to: (Value, i32)) {
+        let c = self.load(from);
+        self.store(to, c);
+    }
+
+    fn constant(&mut self, c: Cell) -> (Value, Value) {
+        let (lo, hi) = words(c);
+        (self.b.ins().iconst(I64, lo), self.b.ins().iconst(I64, hi))
+    }
+
+    /// The tag of a cell's low word.
+    fn tag(&mut self, lo: Value) -> Value {
+        let t = self.b.ins().ireduce(I32, lo);
+        self.b.ins().uextend(I64, t)
+    }
+
+    /// A cell dereferenced: followed through bound variables to a
+    /// non-variable or an unbound variable (`Ref` to itself).
+    fn deref(&mut self, (lo, hi): (Value, Value)) -> (Value, Value) {
+        let (head, follow, out) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        self.b.def_var(self.lo, lo);
+        self.b.def_var(self.hi, hi);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let lo = self.b.use_var(self.lo);
+        let t = self.tag(lo);
+        let is_ref = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
+        self.b.ins().brif(is_ref, follow, &[], out, &[]);
+        self.b.switch_to_block(follow);
+        let hi = self.b.use_var(self.hi);
+        let addr = self.b.ins().ishl_imm_u(hi, 4);
+        let addr = self.b.ins().iadd(self.heap, addr);
+        let (nlo, nhi) = self.load((addr, 0));
+        let nt = self.tag(nlo);
+        let nref = self.b.ins().icmp_imm_s(IntCC::Equal, nt, REF);
+        let itself = self.b.ins().icmp(IntCC::Equal, nhi, hi);
+        let unbound = self.b.ins().band(nref, itself);
+        let next = self.b.create_block();
+        self.b.ins().brif(unbound, out, &[], next, &[]);
+        self.b.switch_to_block(next);
+        self.b.def_var(self.lo, nlo);
+        self.b.def_var(self.hi, nhi);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(out);
+        (self.b.use_var(self.lo), self.b.use_var(self.hi))
+    }
+
+    /// Goes on in a new block when `cond` holds, else to `other`.
+    fn require(&mut self, cond: Value, other: Block) {
+        let ok = self.b.create_block();
+        self.b.ins().brif(cond, ok, &[], other, &[]);
+        self.b.switch_to_block(ok);
+    }
+
+    /// A block that returns `to` to the interpreter.
+    fn leaving(&mut self, to: i64) -> Block {
+        let blk = self.b.create_block();
+        self.exits.push((blk, to));
+        blk
+    }
+
+    /// The integer an arithmetic leaf holds; on anything else, to `other`.
+    fn operand(&mut self, a: AOp, other: Block) -> Value {
+        let r = match a {
+            AOp::Int(i) => return self.b.ins().iconst(I64, i),
+            AOp::X(r) => self.xa(r),
+            AOp::Y(s) => self.ya(s),
+            _ => unreachable!("a run's leaves are constants and registers"),
+        };
+        let c = self.load(r);
+        let (lo, hi) = self.deref(c);
+        let t = self.tag(lo);
+        let int = self.b.ins().icmp_imm_s(IntCC::Equal, t, INT);
+        self.require(int, other);
+        hi
+    }
+
+    /// `a op b`; on overflow or a zero divisor, to `other` (as `binary` in
+    /// the interpreter).
+    fn binary(&mut self, op: AOp, a: Value, b: Value, other: Block) -> Value {
+        match op {
+            AOp::Add | AOp::Sub | AOp::Mul => {
+                let (v, over) = match op {
+                    AOp::Add => self.b.ins().sadd_overflow(a, b),
+                    AOp::Sub => self.b.ins().ssub_overflow(a, b),
+                    _ => self.b.ins().smul_overflow(a, b),
+                };
+                let fine = self.b.ins().icmp_imm_s(IntCC::Equal, over, 0);
+                self.require(fine, other);
+                v
+            }
+            AOp::Min => self.b.ins().smin(a, b),
+            AOp::Max => self.b.ins().smax(a, b),
+            AOp::IntDiv | AOp::Mod => {
+                // `checked_div`/`checked_rem`: no zero divisor, and not
+                // the one overflow (MIN by -1).
+                let zero = self.b.ins().icmp_imm_s(IntCC::Equal, b, 0);
+                let min = self.b.ins().icmp_imm_s(IntCC::Equal, a, i64::MIN);
+                let minus = self.b.ins().icmp_imm_s(IntCC::Equal, b, -1);
+                let over = self.b.ins().band(min, minus);
+                let bad = self.b.ins().bor(zero, over);
+                let fine = self.b.ins().icmp_imm_s(IntCC::Equal, bad, 0);
+                self.require(fine, other);
+                if op == AOp::IntDiv {
+                    return self.b.ins().sdiv(a, b);
+                }
+                // The remainder takes the divisor's sign.
+                let m = self.b.ins().srem(a, b);
+                let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, m, 0);
+                let mneg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, m, 0);
+                let bneg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, b, 0);
+                let differ = self.b.ins().bxor(mneg, bneg);
+                let adjust = self.b.ins().band(nonzero, differ);
+                let sum = self.b.ins().iadd(m, b);
+                self.b.ins().select(adjust, sum, m)
+            }
+            _ => unreachable!("a run's operators are binary"),
+        }
+    }
+
+    /// `is/2`'s result `r` given to register code `code` (`new`: its first
+    /// occurrence), then on to `done`; a failure to `fail`, anything but
+    /// an integer or a variable to `other` (as `is_result`).
+    fn is_result(&mut self, k: usize, code: usize, new: bool, r: Value, ex: Exits) {
+        let Exits { done, fail, other } = ex;
+        let at = self.reg(code);
+        if new {
+            let tag = self.b.ins().iconst(I64, INT);
+            self.store(at, (tag, r));
+            self.done(k, done);
+            return;
+        }
+        let c = self.load(at);
+        let (lo, hi) = self.deref(c);
+        let t = self.tag(lo);
+        let (var, nonvar, same, differ) =
+            (self.b.create_block(), self.b.create_block(), self.b.create_block(), self.b.create_block());
+        let is_ref = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
+        self.b.ins().brif(is_ref, var, &[], nonvar, &[]);
+        self.b.switch_to_block(var);
+        let tag = self.b.ins().iconst(I64, INT);
+        self.call_bind(hi, tag, r);
+        self.done(k, done);
+        self.b.switch_to_block(nonvar);
+        let int = self.b.ins().icmp_imm_s(IntCC::Equal, t, INT);
+        self.require(int, other);
+        let eq = self.b.ins().icmp(IntCC::Equal, hi, r);
+        self.b.ins().brif(eq, same, &[], differ, &[]);
+        self.b.switch_to_block(same);
+        self.done(k, done);
+        self.b.switch_to_block(differ);
+        self.fail(k, fail);
+    }
+
+    /// Binds the unbound variable at heap address `addr` to a cell.
+    fn call_bind(&mut self, addr: Value, lo: Value, hi: Value) {
+        let f = bind as unsafe extern "C" fn(*mut Machine, i64, i64, i64);
+        let f = self.b.ins().iconst(I64, f as usize as i64);
+        self.b.ins().call_indirect(self.bind_sig, f, &[self.m, addr, lo, hi]);
+    }
+
+    /// A test's operand, dereferenced.
+    fn opd(&mut self, o: Opd) -> (Value, Value) {
+        let c = match o {
+            Opd::Reg(code) => {
+                let at = self.reg(code);
+                self.load(at)
+            }
+            Opd::Const(c) => self.constant(c),
+        };
+        self.deref(c)
+    }
+
+    /// Whether the tag `t` is one of `tags`.
+    fn tag_in(&mut self, t: Value, tags: &[i64]) -> Value {
+        let mut acc = self.b.ins().icmp_imm_s(IntCC::Equal, t, tags[0]);
+        for &tag in &tags[1..] {
+            let c = self.b.ins().icmp_imm_s(IntCC::Equal, t, tag);
+            acc = self.b.ins().bor(acc, c);
+        }
+        acc
+    }
+
+    fn instr(&mut self, k: usize, ins: &Instr) {
+        match *ins {
+            Instr::GetVarX(x, a) => {
+                let (from, to) = (self.xa(a), self.xa(x));
+                self.copy(from, to);
+            }
+            Instr::GetVarY(y, a) => {
+                let (from, to) = (self.xa(a), self.ya(y));
+                self.copy(from, to);
+            }
+            Instr::GetVarYs(ref run) => {
+                for &(y, a) in run.iter() {
+                    let (from, to) = (self.xa(a), self.ya(y));
+                    self.copy(from, to);
+                }
+            }
+            Instr::PutValX(x, a) => {
+                let (from, to) = (self.xa(x), self.xa(a));
+                self.copy(from, to);
+            }
+            Instr::PutValY(y, a) => {
+                let (from, to) = (self.ya(y), self.xa(a));
+                self.copy(from, to);
+            }
+            Instr::PutValYs(ref run) => {
+                for &(y, a) in run.iter() {
+                    let (from, to) = (self.ya(y), self.xa(a));
+                    self.copy(from, to);
+                }
+            }
+            Instr::PutConst(c, a) => {
+                let v = self.constant(c);
+                let to = self.xa(a);
+                self.store(to, v);
+            }
+            Instr::GetConst(c, a) => return self.get_const(k, c, a),
+            Instr::Arith2(ref t) => return self.arith2(k, t),
+            Instr::IsChain(ref t) => return self.is_chain(k, t),
+            Instr::Test(ref t) => return self.test(k, t),
+            _ => unreachable!("only translatable instructions are compiled"),
+        }
+        self.go(k, k + 1);
+    }
+
+    fn get_const(&mut self, k: usize, c: Cell, a: u32) {
+        let at = self.xa(a);
+        let v = self.load(at);
+        let (lo, hi) = self.deref(v);
+        let t = self.tag(lo);
+        let (var, nonvar, next) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        let is_ref = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
+        self.b.ins().brif(is_ref, var, &[], nonvar, &[]);
+        self.b.switch_to_block(var);
+        let (clo, chi) = self.constant(c);
+        self.call_bind(hi, clo, chi);
+        self.b.ins().jump(next, &[]);
+        self.b.switch_to_block(nonvar);
+        let (clo, chi) = words(c);
+        // An atom is its whole low word; an integer its tag and high word.
+        let same = if matches!(c, Cell::Atom(_)) {
+            self.b.ins().icmp_imm_s(IntCC::Equal, lo, clo)
+        } else {
+            let tag = self.b.ins().icmp_imm_s(IntCC::Equal, t, INT);
+            let val = self.b.ins().icmp_imm_s(IntCC::Equal, hi, chi);
+            self.b.ins().band(tag, val)
+        };
+        let back = self.leaving(BACKTRACK);
+        self.b.ins().brif(same, next, &[], back, &[]);
+        self.b.switch_to_block(next);
+        self.go(k, k + 1);
+    }
+
+    fn arith2(&mut self, k: usize, t: &Arith2) {
+        let other = self.leaving(k as i64 + 1);
+        let a = self.operand(t.a, other);
+        let b = self.operand(t.b, other);
+        match t.op {
+            Arith2Op::Cmp(ord, negate) => {
+                let cc = match (ord, negate) {
+                    (Ordering::Less, false) => IntCC::SignedLessThan,
+                    (Ordering::Less, true) => IntCC::SignedGreaterThanOrEqual,
+                    (Ordering::Equal, false) => IntCC::Equal,
+                    (Ordering::Equal, true) => IntCC::NotEqual,
+                    (Ordering::Greater, false) => IntCC::SignedGreaterThan,
+                    (Ordering::Greater, true) => IntCC::SignedLessThanOrEqual,
+                };
+                let holds = self.b.ins().icmp(cc, a, b);
+                let (yes, no) = (self.b.create_block(), self.b.create_block());
+                self.b.ins().brif(holds, yes, &[], no, &[]);
+                self.b.switch_to_block(yes);
+                self.done(k, t.done);
+                self.b.switch_to_block(no);
+                self.fail(k, t.fail);
+            }
+            Arith2Op::Is(op, code, new) => {
+                let r = self.binary(op, a, b, other);
+                self.is_result(k, code, new, r, Exits { done: t.done, fail: t.fail, other });
+            }
+        }
+    }
+
+    fn is_chain(&mut self, k: usize, t: &IsChain) {
+        let other = self.leaving(k as i64 + 1);
+        let mut acc = self.operand(t.first, other);
+        for &(op, b) in t.rest.iter() {
+            let v = self.operand(b, other);
+            acc = self.binary(op, acc, v, other);
+        }
+        self.is_result(k, t.code, t.new, acc, Exits { done: t.done, fail: t.fail, other });
+    }
+
+    fn test(&mut self, k: usize, t: &TestFast) {
+        let other = self.leaving(k as i64 + 1);
+        let (alo, ahi) = self.opd(t.a);
+        let ta = self.tag(alo);
+        let (holds, negate) = match t.op {
+            TestOp::Type(tt) => {
+                let holds = match tt {
+                    TypeTest::Var => self.tag_in(ta, &[REF]),
+                    TypeTest::Nonvar => self.b.ins().icmp_imm_s(IntCC::NotEqual, ta, REF),
+                    TypeTest::Atom => {
+                        // `[]` is not an atom (as in SWI-Prolog 7).
+                        let is_atom = self.tag_in(ta, &[ATOM]);
+                        let nil = self.b.ins().icmp_imm_s(IntCC::NotEqual, alo, words(Cell::Atom(atom::NIL)).0);
+                        self.b.ins().band(is_atom, nil)
+                    }
+                    TypeTest::Number => self.tag_in(ta, &[INT, FLT]),
+                    TypeTest::Integer => self.tag_in(ta, &[INT]),
+                    TypeTest::Float => self.tag_in(ta, &[FLT]),
+                    TypeTest::Atomic => self.tag_in(ta, &[ATOM, INT, FLT, TEXT]),
+                    TypeTest::Compound => self.tag_in(ta, &[STR, LST]),
+                    TypeTest::Callable => self.tag_in(ta, &[ATOM, STR, LST]),
+                    TypeTest::String => self.tag_in(ta, &[TEXT]),
+                };
+                (holds, false)
+            }
+            TestOp::Same(negate) => {
+                let (blo, bhi) = self.opd(t.b);
+                let tb = self.tag(blo);
+                // As the interpreter's `test`: identical variables,
+                // atoms and integers decided here; a variable against
+                // anything else, or an atom against an integer, differ;
+                // anything else falls through to the builtin.
+                let (alike, unlike) = (self.b.create_block(), self.b.create_block());
+                let eq_tags = self.b.ins().icmp(IntCC::Equal, ta, tb);
+                self.b.ins().brif(eq_tags, alike, &[], unlike, &[]);
+                let decided = self.b.create_block();
+                let same = self.b.declare_var(cranelift_codegen::ir::types::I8);
+                // Same tags: a variable or an integer by its high word,
+                // an atom by its low word.
+                self.b.switch_to_block(alike);
+                let simple = self.tag_in(ta, &[REF, INT, ATOM]);
+                self.require(simple, other);
+                let by_hi = self.b.ins().icmp(IntCC::Equal, ahi, bhi);
+                let by_lo = self.b.ins().icmp(IntCC::Equal, alo, blo);
+                let is_atom = self.b.ins().icmp_imm_s(IntCC::Equal, ta, ATOM);
+                let s = self.b.ins().select(is_atom, by_lo, by_hi);
+                self.b.def_var(same, s);
+                self.b.ins().jump(decided, &[]);
+                // Different tags: unequal, unless neither is a variable
+                // and they are not an atom and an integer.
+                self.b.switch_to_block(unlike);
+                let var = self.tag_in(ta, &[REF]);
+                let var_b = self.tag_in(tb, &[REF]);
+                let any_var = self.b.ins().bor(var, var_b);
+                let a_const = self.tag_in(ta, &[ATOM, INT]);
+                let b_const = self.tag_in(tb, &[ATOM, INT]);
+                let consts = self.b.ins().band(a_const, b_const);
+                let known = self.b.ins().bor(any_var, consts);
+                self.require(known, other);
+                let f = self.b.ins().iconst(cranelift_codegen::ir::types::I8, 0);
+                self.b.def_var(same, f);
+                self.b.ins().jump(decided, &[]);
+                self.b.switch_to_block(decided);
+                (self.b.use_var(same), negate)
+            }
+        };
+        let (yes, no) = (self.b.create_block(), self.b.create_block());
+        if negate {
+            self.b.ins().brif(holds, no, &[], yes, &[]);
+        } else {
+            self.b.ins().brif(holds, yes, &[], no, &[]);
+        }
+        self.b.switch_to_block(yes);
+        self.done(k, t.done);
+        self.b.switch_to_block(no);
+        self.fail(k, t.fail);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Engine;
+
+    fn answers(e: &mut Engine, q: &str) -> Vec<String> {
+        match e.query(q) {
+            Ok(sols) => sols
+                .map(|a| match a {
+                    Ok(a) => a.bindings.iter().map(|b| b.text.clone()).collect::<Vec<_>>().join(","),
+                    Err(err) => format!("error: {err:?}"),
+                })
+                .collect(),
+            Err(err) => vec![format!("error: {err:?}")],
+        }
+    }
+
+    /// Each query gives the same answers, in the same order, with native
+    /// code and without; the native engine did compile runs.
+    fn both_ways(src: &str, queries: &[&str]) {
+        let mut plain = Engine::new();
+        let mut native = Engine::new();
+        assert!(native.set_native(true), "no native code generator for this processor");
+        plain.set_native(false);
+        for e in [&mut plain, &mut native] {
+            assert!(!e.load("t", src).has_errors());
+        }
+        for q in queries {
+            assert_eq!(answers(&mut native, q), answers(&mut plain, q), "{q}");
+        }
+        let (runs, spanned) = native.native_runs().expect("native code is on");
+        assert!(runs > 0 && spanned >= 2 * runs, "{runs} runs spanning {spanned} instructions");
+    }
+
+    /// Comparisons both ways and `is/2` on every binary operator the
+    /// native code runs, into new, bound and caller-bound variables;
+    /// floats, atoms, unbound variables, overflows and zero divisors
+    /// fall through to the builtins, which raise the same errors.
+    #[test]
+    fn arithmetic_is_the_interpreters() {
+        let src = "cmp(A, B, L) :- findall(O, ((A < B, O = lt) ; (A > B, O = gt) ; (A =< B, O = le) ; \
+                   (A >= B, O = ge) ; (A =:= B, O = eq) ; (A =\\= B, O = ne)), L).\n\
+                   ops(A, B, [S, D, P, Q, M, N, X]) :- S is A + B, D is A - B, P is A * B, Q is A // B, \
+                   M is A mod B, N is min(A, B), X is max(A, B).\n\
+                   chain(I, C, X, Y) :- X is (I - 1) mod C + 1, Y is (I - 1) // C * C - I.\n\
+                   old(A, B, C) :- C = B, C is A + 1.\n\
+                   lim(A) :- A >= 1, A =< 8.\n";
+        let max = i64::MAX;
+        let min = i64::MIN;
+        let mut queries = vec![
+            "cmp(1, 2, L)".to_string(),
+            "cmp(2, 2, L)".into(),
+            "cmp(3, 2, L)".into(),
+            "cmp(1.5, 2, L)".into(),
+            "catch(cmp(a, 2, L), error(E, _), true)".into(),
+            "catch(cmp(_, 2, L), error(E, _), true)".into(),
+            "findall(A, (member(A, [0, 1, 5, 8, 9]), lim(A)), L)".into(),
+            "old(4, 5, C)".into(),
+            "old(4, 6, C)".into(),
+            "old(4, X, C)".into(),
+            "catch(old(4, a, C), error(E, _), true)".into(),
+            "chain(7, 3, X, Y)".into(),
+            "chain(-7, 3, X, Y)".into(),
+            "catch(chain(7, 0, X, Y), error(E, _), true)".into(),
+        ];
+        for (a, b) in [(7, 2), (-7, 2), (7, -2), (-7, -2), (0, 5), (5, 1), (6, 3)] {
+            queries.push(format!("ops({a}, {b}, L)"));
+        }
+        for (a, b) in [(max, 1), (min, 1), (min, -1), (max, 2), (5, 0), (max, -1)] {
+            queries.push(format!("catch(ops({a}, {b}, L), error(E, _), true)"));
+        }
+        queries.push("catch(ops(1.5, 2, L), error(E, _), true)".into());
+        let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
+        both_ways(src, &queries);
+    }
+
+    /// Moves, constants, type tests and `==`/`\==` in runs, with the
+    /// variables, atoms, integers, `[]`, floats, strings and compound
+    /// terms they meet.
+    #[test]
+    fn tests_and_moves_are_the_interpreters() {
+        let src = "kind(X, K) :- ( var(X) -> K = var ; integer(X) -> K = int ; atom(X) -> K = atom ; \
+                   float(X) -> K = float ; string(X) -> K = string ; compound(X) -> K = compound ; K = other ).\n\
+                   types(X, L) :- findall(T, ((atomic(X), T = atomic) ; (number(X), T = number) ; \
+                   (callable(X), T = callable) ; (nonvar(X), T = nonvar)), L).\n\
+                   same(A, B, S) :- ( A == B -> S = yes ; S = no ).\n\
+                   differ(A, B, S) :- ( A \\== B -> S = yes ; S = no ).\n\
+                   fact(white, w, 1).\n\
+                   fact(black, b, -1).\n\
+                   swap(A, B, C, D, B, A, D, C).\n\
+                   pass(A, B, C) :- fact(A, B, D), C = D, kind(B, _).\n";
+        let values = ["_", "1", "a", "[]", "1.5", "\"s\"", "f(x)", "[a]"];
+        let mut queries = Vec::new();
+        for v in values {
+            queries.push(format!("kind({v}, K)"));
+            queries.push(format!("types({v}, L)"));
+            for w in values {
+                queries.push(format!("same({v}, {w}, S)"));
+                queries.push(format!("differ({v}, {w}, S)"));
+            }
+        }
+        queries.extend(
+            ["same(X, X, S)", "differ(X, X, S)", "X = Y, same(X, Y, S)", "X = 1, same(X, 1, S)"].map(String::from),
+        );
+        queries.extend(
+            [
+                "fact(white, B, C)",
+                "fact(A, b, C)",
+                "fact(x, B, C)",
+                "fact(white, b, C)",
+                "swap(1, 2, x, y, A, B, C, D)",
+            ]
+            .map(String::from),
+        );
+        queries.extend(["pass(white, B, C)", "pass(black, B, 2)", "pass(P, B, C)"].map(String::from));
+        let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
+        both_ways(src, &queries);
+    }
+
+    /// The words the native code reads are where `Cell`'s layout puts
+    /// them: the tag in the first four bytes, a 32-bit payload in the
+    /// next four, a 64-bit one in the second eight.
+    #[test]
+    fn cells_are_laid_out_as_the_native_code_reads_them() {
+        let cells = [
+            Cell::Ref(12345),
+            Cell::Atom(Atom(77)),
+            Cell::Int(-5),
+            Cell::Flt(2.5),
+            Cell::Str(99),
+            Cell::Fun(Atom(8), 3),
+            Cell::Lst(1 << 40),
+            Cell::Text(6),
+        ];
+        for c in cells {
+            let (lo, hi) = words(c);
+            let p = &c as *const Cell as *const u8;
+            // SAFETY: each read is of bytes the variant initialises.
+            let tag = unsafe { (p as *const u32).read() };
+            assert_eq!(tag as i64, lo & 0xffff_ffff, "tag of {c:?}");
+            match c {
+                Cell::Atom(_) | Cell::Text(_) => {
+                    assert_eq!(unsafe { (p.add(4) as *const u32).read() } as i64, lo >> 32, "{c:?}")
+                }
+                Cell::Fun(..) => {
+                    assert_eq!(unsafe { (p.add(4) as *const u32).read() } as i64, lo >> 32, "{c:?}");
+                    assert_eq!(unsafe { (p.add(8) as *const u32).read() } as i64, hi, "{c:?}");
+                }
+                _ => assert_eq!(unsafe { (p.add(8) as *const i64).read() }, hi, "{c:?}"),
+            }
+            assert_eq!(cell(lo, hi), c);
+        }
+        assert_eq!(std::mem::size_of::<Cell>(), 16);
+    }
+}
