@@ -14,12 +14,12 @@
 //! instruction, or `BACKTRACK`.
 
 use super::{AOp, Arith2, Arith2Op, INDEX, Instr, IsChain, Opd, PERM, TestFast, TestOp, TypeTest};
-use crate::engine::atoms::{Atom, atom};
+use crate::engine::atoms::atom;
 use crate::engine::machine::Machine;
 use crate::engine::term::Cell;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64};
-use cranelift_codegen::ir::{AbiParam, Block, InstBuilder, MemFlagsData, SigRef, Signature, UserFuncName, Value};
+use cranelift_codegen::ir::{AbiParam, Block, InstBuilder, MemFlagsData, UserFuncName, Value};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::{JITBuilder, JITModule};
@@ -78,33 +78,19 @@ pub(crate) fn words(c: Cell) -> (i64, i64) {
     }
 }
 
-/// The cell of two words (the inverse of `words`, reading only what the
-/// tag says is there).
-fn cell(lo: i64, hi: i64) -> Cell {
-    let half = (lo >> 32) as u32;
-    match lo as u32 as i64 {
-        REF => Cell::Ref(hi as usize),
-        ATOM => Cell::Atom(Atom(half)),
-        INT => Cell::Int(hi),
-        FLT => Cell::Flt(f64::from_bits(hi as u64)),
-        STR => Cell::Str(hi as usize),
-        LST => Cell::Lst(hi as usize),
-        TEXT => Cell::Text(half),
-        _ => Cell::Fun(Atom(half), hi as u32),
+/// Whether `ins` may bind a variable. Native code does not bind (that
+/// goes through the trail, which it does not reach; and a function that
+/// calls nothing saves no registers): where it would, it hands the
+/// instruction back to the interpreter, which runs it from its start
+/// (nothing has changed for it yet). So such an instruction never starts
+/// a run, which replaces its first instruction.
+fn binds(ins: &Instr) -> bool {
+    match ins {
+        Instr::GetConst(..) => true,
+        Instr::Arith2(t) => matches!(t.op, Arith2Op::Is(_, _, false)),
+        Instr::IsChain(t) => !t.new,
+        _ => false,
     }
-}
-
-/// Binds the unbound variable at heap address `addr` to the cell of two
-/// words (trailed as `Store::bind` does).
-///
-/// # Safety
-/// `m` is the machine running the code, and `addr` an unbound variable
-/// on its heap.
-unsafe extern "C" fn bind(m: *mut Machine, addr: i64, lo: i64, hi: i64) {
-    // SAFETY: as the caller says; nothing else holds the machine while
-    // native code runs.
-    let m = unsafe { &mut *m };
-    m.store.bind(addr as usize, cell(lo, hi));
 }
 
 /// Whether `ins` can be part of a run (the native code does all it
@@ -192,6 +178,7 @@ impl Native {
         flags.set("use_colocated_libcalls", "false").ok()?;
         flags.set("is_pic", "false").ok()?;
         flags.set("opt_level", "speed").ok()?;
+        flags.set("enable_verifier", "false").ok()?;
         let isa = cranelift_native::builder().ok()?.finish(settings::Flags::new(flags)).ok()?;
         let module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
         let ctx = module.make_context();
@@ -217,7 +204,7 @@ impl Native {
         }
         let mut i = 0;
         while i < n {
-            if !translatable(&code[i], i == 0) {
+            if !translatable(&code[i], i == 0) || binds(&code[i]) {
                 i += 1;
                 continue;
             }
@@ -252,12 +239,9 @@ impl Native {
         let id = self.module.declare_function(&name, Linkage::Local, &sig).ok()?;
         self.ctx.func.signature = sig;
         self.ctx.func.name = UserFuncName::user(0, id.as_u32());
-        let mut bind_sig = Signature::new(self.module.isa().default_call_conv());
-        bind_sig.params.extend([AbiParam::new(ptr), AbiParam::new(I64), AbiParam::new(I64), AbiParam::new(I64)]);
         {
             let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
-            let bind_sig = b.import_signature(bind_sig);
-            let mut g = Gen::new(&mut b, run, natives, bind_sig);
+            let mut g = Gen::new(&mut b, run, natives);
             g.body();
             b.seal_all_blocks();
             b.finalize(self.module.target_config());
@@ -294,19 +278,28 @@ struct Gen<'a, 'b> {
     y: Value,
     heap: Value,
     m: Value,
-    bind_sig: SigRef,
     /// Blocks that return to the interpreter, made as needed, emitted
     /// last.
     exits: Vec<(Block, i64)>,
     /// The dereferencing loop's two words.
     lo: Variable,
     hi: Variable,
+    /// The builtins' steps this run has taken so far (added to the
+    /// machine's count when it leaves).
+    steps: Variable,
+    /// Registers dereferenced on the way to here, with their cells:
+    /// forgotten when the register is written, all of them when a
+    /// variable is bound or paths join.
+    known: Vec<(usize, Value, Value)>,
+    /// The instructions that more than the one before them in the run
+    /// can lead to (where `known` is forgotten).
+    joins: Vec<bool>,
 }
 
 const MEM: MemFlagsData = MemFlagsData::trusted();
 
 impl<'a, 'b> Gen<'a, 'b> {
-    fn new(b: &'a mut FunctionBuilder<'b>, run: &'a [Instr], natives: &'a [usize], bind_sig: SigRef) -> Self {
+    fn new(b: &'a mut FunctionBuilder<'b>, run: &'a [Instr], natives: &'a [usize]) -> Self {
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -320,14 +313,38 @@ impl<'a, 'b> Gen<'a, 'b> {
         for &k in natives {
             at[k] = Some(b.create_block());
         }
+        let steps = b.declare_var(I64);
+        let zero = b.ins().iconst(I64, 0);
+        b.def_var(steps, zero);
         b.ins().jump(at[0].expect("a run starts with a native instruction"), &[]);
-        Gen { b, run, natives, at, x, y, heap, m, bind_sig, exits: Vec::new(), lo, hi }
+        // Where each native instruction goes on (success, and failure
+        // when that is a jump): an instruction reached other than from
+        // the one before it is a join.
+        let mut joins = vec![false; run.len()];
+        for (i, &j) in natives.iter().enumerate() {
+            let (on, fail) = match &run[j] {
+                Instr::Arith2(t) => (t.done, t.fail),
+                Instr::IsChain(t) => (t.done, t.fail),
+                Instr::Test(t) => (t.done, t.fail),
+                _ => (1, 0),
+            };
+            let next = natives.get(i + 1).copied();
+            for to in [j + on as usize, j + fail as usize] {
+                if to != j && Some(to) != next && to < run.len() {
+                    joins[to] = true;
+                }
+            }
+        }
+        Gen { b, run, natives, at, x, y, heap, m, exits: Vec::new(), lo, hi, steps, known: Vec::new(), joins }
     }
 
     fn body(&mut self) {
         let (run, natives) = (self.run, self.natives);
         for &k in natives {
             self.b.switch_to_block(self.at[k].expect("a block for each native instruction"));
+            if self.joins[k] {
+                self.known.clear();
+            }
             self.instr(k, &run[k]);
         }
         for (blk, to) in std::mem::take(&mut self.exits) {
@@ -336,8 +353,13 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
     }
 
-    /// Returns `to` to the interpreter.
+    /// Returns `to` to the interpreter, with the steps taken.
     fn leave(&mut self, to: i64) {
+        let off = std::mem::offset_of!(Machine, steps) as i32;
+        let taken = self.b.use_var(self.steps);
+        let s = self.b.ins().load(I64, MEM, self.m, off);
+        let s = self.b.ins().iadd(s, taken);
+        self.b.ins().store(MEM, s, self.m, off);
         let v = self.b.ins().iconst(I64, to);
         self.b.ins().return_(&[v]);
     }
@@ -365,10 +387,9 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     /// A success of a fast path: one step counted, on to `from + done`.
     fn done(&mut self, from: usize, done: u32) {
-        let off = std::mem::offset_of!(Machine, steps) as i32;
-        let s = self.b.ins().load(I64, MEM, self.m, off);
+        let s = self.b.use_var(self.steps);
         let s = self.b.ins().iadd_imm_s(s, 1);
-        self.b.ins().store(MEM, s, self.m, off);
+        self.b.def_var(self.steps, s);
         self.go(from, from + done as usize);
     }
 
@@ -380,6 +401,24 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// The address of a slot of the current frame.
     fn ya(&mut self, s: u32) -> (Value, i32) {
         (self.y, (s as i32) * 16)
+    }
+
+    /// A register code's cell, dereferenced (once on the way through a
+    /// run, while nothing changes it).
+    fn deref_reg(&mut self, code: usize) -> (Value, Value) {
+        if let Some(&(_, lo, hi)) = self.known.iter().find(|k| k.0 == code) {
+            return (lo, hi);
+        }
+        let at = self.reg(code);
+        let c = self.load(at);
+        let (lo, hi) = self.deref(c);
+        self.known.push((code, lo, hi));
+        (lo, hi)
+    }
+
+    /// Register code `code` is written: what was known of it is not.
+    fn forget(&mut self, code: usize) {
+        self.known.retain(|k| k.0 != code);
     }
 
     /// The address of a register code (X, or with `PERM` a slot).
@@ -461,14 +500,13 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     /// The integer an arithmetic leaf holds; on anything else, to `other`.
     fn operand(&mut self, a: AOp, other: Block) -> Value {
-        let r = match a {
+        let code = match a {
             AOp::Int(i) => return self.b.ins().iconst(I64, i),
-            AOp::X(r) => self.xa(r),
-            AOp::Y(s) => self.ya(s),
+            AOp::X(r) => r as usize,
+            AOp::Y(s) => s as usize | PERM,
             _ => unreachable!("a run's leaves are constants and registers"),
         };
-        let c = self.load(r);
-        let (lo, hi) = self.deref(c);
+        let (lo, hi) = self.deref_reg(code);
         let t = self.tag(lo);
         let int = self.b.ins().icmp_imm_s(IntCC::Equal, t, INT);
         self.require(int, other);
@@ -523,24 +561,23 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// an integer or a variable to `other` (as `is_result`).
     fn is_result(&mut self, k: usize, code: usize, new: bool, r: Value, ex: Exits) {
         let Exits { done, fail, other } = ex;
-        let at = self.reg(code);
         if new {
+            let at = self.reg(code);
             let tag = self.b.ins().iconst(I64, INT);
             self.store(at, (tag, r));
+            self.forget(code);
             self.done(k, done);
             return;
         }
-        let c = self.load(at);
-        let (lo, hi) = self.deref(c);
+        let (lo, hi) = self.deref_reg(code);
         let t = self.tag(lo);
         let (var, nonvar, same, differ) =
             (self.b.create_block(), self.b.create_block(), self.b.create_block(), self.b.create_block());
         let is_ref = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
         self.b.ins().brif(is_ref, var, &[], nonvar, &[]);
+        // An unbound variable: the interpreter binds it (see `binds`).
         self.b.switch_to_block(var);
-        let tag = self.b.ins().iconst(I64, INT);
-        self.call_bind(hi, tag, r);
-        self.done(k, done);
+        self.leave(k as i64);
         self.b.switch_to_block(nonvar);
         let int = self.b.ins().icmp_imm_s(IntCC::Equal, t, INT);
         self.require(int, other);
@@ -552,23 +589,15 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.fail(k, fail);
     }
 
-    /// Binds the unbound variable at heap address `addr` to a cell.
-    fn call_bind(&mut self, addr: Value, lo: Value, hi: Value) {
-        let f = bind as unsafe extern "C" fn(*mut Machine, i64, i64, i64);
-        let f = self.b.ins().iconst(I64, f as usize as i64);
-        self.b.ins().call_indirect(self.bind_sig, f, &[self.m, addr, lo, hi]);
-    }
-
     /// A test's operand, dereferenced.
     fn opd(&mut self, o: Opd) -> (Value, Value) {
-        let c = match o {
-            Opd::Reg(code) => {
-                let at = self.reg(code);
-                self.load(at)
+        match o {
+            Opd::Reg(code) => self.deref_reg(code),
+            Opd::Const(c) => {
+                let c = self.constant(c);
+                self.deref(c)
             }
-            Opd::Const(c) => self.constant(c),
-        };
-        self.deref(c)
+        }
     }
 
     /// Whether the tag `t` is one of `tags`.
@@ -583,38 +612,25 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     fn instr(&mut self, k: usize, ins: &Instr) {
         match *ins {
-            Instr::GetVarX(x, a) => {
-                let (from, to) = (self.xa(a), self.xa(x));
-                self.copy(from, to);
-            }
-            Instr::GetVarY(y, a) => {
-                let (from, to) = (self.xa(a), self.ya(y));
-                self.copy(from, to);
-            }
+            Instr::GetVarX(x, a) => self.mov(a as usize, x as usize),
+            Instr::GetVarY(y, a) => self.mov(a as usize, y as usize | PERM),
             Instr::GetVarYs(ref run) => {
                 for &(y, a) in run.iter() {
-                    let (from, to) = (self.xa(a), self.ya(y));
-                    self.copy(from, to);
+                    self.mov(a as usize, y as usize | PERM);
                 }
             }
-            Instr::PutValX(x, a) => {
-                let (from, to) = (self.xa(x), self.xa(a));
-                self.copy(from, to);
-            }
-            Instr::PutValY(y, a) => {
-                let (from, to) = (self.ya(y), self.xa(a));
-                self.copy(from, to);
-            }
+            Instr::PutValX(x, a) => self.mov(x as usize, a as usize),
+            Instr::PutValY(y, a) => self.mov(y as usize | PERM, a as usize),
             Instr::PutValYs(ref run) => {
                 for &(y, a) in run.iter() {
-                    let (from, to) = (self.ya(y), self.xa(a));
-                    self.copy(from, to);
+                    self.mov(y as usize | PERM, a as usize);
                 }
             }
             Instr::PutConst(c, a) => {
                 let v = self.constant(c);
                 let to = self.xa(a);
                 self.store(to, v);
+                self.forget(a as usize);
             }
             Instr::GetConst(c, a) => return self.get_const(k, c, a),
             Instr::Arith2(ref t) => return self.arith2(k, t),
@@ -625,18 +641,26 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.go(k, k + 1);
     }
 
+    /// Register code `to` takes register code `from`'s cell (and what is
+    /// known of it).
+    fn mov(&mut self, from: usize, to: usize) {
+        let (f, t) = (self.reg(from), self.reg(to));
+        self.copy(f, t);
+        self.forget(to);
+        if let Some(&(_, lo, hi)) = self.known.iter().find(|k| k.0 == from) {
+            self.known.push((to, lo, hi));
+        }
+    }
+
     fn get_const(&mut self, k: usize, c: Cell, a: u32) {
-        let at = self.xa(a);
-        let v = self.load(at);
-        let (lo, hi) = self.deref(v);
+        let (lo, hi) = self.deref_reg(a as usize);
         let t = self.tag(lo);
         let (var, nonvar, next) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
         let is_ref = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
         self.b.ins().brif(is_ref, var, &[], nonvar, &[]);
+        // An unbound variable: the interpreter binds it (see `binds`).
         self.b.switch_to_block(var);
-        let (clo, chi) = self.constant(c);
-        self.call_bind(hi, clo, chi);
-        self.b.ins().jump(next, &[]);
+        self.leave(k as i64);
         self.b.switch_to_block(nonvar);
         let (clo, chi) = words(c);
         // An atom is its whole low word; an integer its tag and high word.
@@ -775,6 +799,23 @@ impl<'a, 'b> Gen<'a, 'b> {
 mod tests {
     use super::*;
     use crate::engine::Engine;
+    use crate::engine::atoms::Atom;
+
+    /// The cell of two words (the inverse of `words`, reading only what the
+    /// tag says is there).
+    fn cell(lo: i64, hi: i64) -> Cell {
+        let half = (lo >> 32) as u32;
+        match lo as u32 as i64 {
+            REF => Cell::Ref(hi as usize),
+            ATOM => Cell::Atom(Atom(half)),
+            INT => Cell::Int(hi),
+            FLT => Cell::Flt(f64::from_bits(hi as u64)),
+            STR => Cell::Str(hi as usize),
+            LST => Cell::Lst(hi as usize),
+            TEXT => Cell::Text(half),
+            _ => Cell::Fun(Atom(half), hi as u32),
+        }
+    }
 
     fn answers(e: &mut Engine, q: &str) -> Vec<String> {
         match e.query(q) {
