@@ -242,7 +242,7 @@ impl Engine {
     }
 
     /// The runs of instructions compiled to native code so far, and the
-    /// instructions they span.
+    /// instructions their native code runs (`None` when it is off).
     pub fn native_runs(&self) -> Option<(u64, u64)> {
         self.m.vm.native.as_ref().map(|n| (n.runs, n.spanned))
     }

@@ -27,10 +27,9 @@ use cranelift_module::{Linkage, Module, default_libcall_names};
 use std::cmp::Ordering;
 
 /// A run's function: given where the registers, the current frame's
-/// slots and the heap are, and the machine (for the helpers, and its
-/// step count, which it adds the builtins it runs to, as the
-/// interpreter's fast paths do), where to go on, counted from the run's
-/// first instruction, or `BACKTRACK`.
+/// slots and the heap are, and the machine (whose step count it adds the
+/// builtins it runs to, as the interpreter's fast paths do), where to go
+/// on, counted from the run's first instruction, or `BACKTRACK`.
 pub type RunFn = unsafe extern "C" fn(x: *mut Cell, y: *mut Cell, heap: *mut Cell, m: *mut Machine) -> i64;
 
 /// The run's function returns it to backtrack.
@@ -159,9 +158,11 @@ pub struct Native {
     module: JITModule,
     ctx: cranelift_codegen::Context,
     fctx: FunctionBuilderContext,
-    /// Runs compiled, and instructions they span.
+    /// Runs compiled, and the instructions their native code runs.
     pub runs: u64,
     pub spanned: u64,
+    /// Functions declared (each has a name of its own).
+    functions: u64,
 }
 
 impl std::fmt::Debug for Native {
@@ -182,7 +183,7 @@ impl Native {
         let isa = cranelift_native::builder().ok()?.finish(settings::Flags::new(flags)).ok()?;
         let module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
         let ctx = module.make_context();
-        Some(Native { module, ctx, fctx: FunctionBuilderContext::new(), runs: 0, spanned: 0 })
+        Some(Native { module, ctx, fctx: FunctionBuilderContext::new(), runs: 0, spanned: 0, functions: 0 })
     }
 
     /// Replaces the first instruction of each run worth compiling in
@@ -235,7 +236,8 @@ impl Native {
         let mut sig = self.module.make_signature();
         sig.params.extend([AbiParam::new(ptr); 4]);
         sig.returns.push(AbiParam::new(I64));
-        let name = format!("run{}", self.runs);
+        self.functions += 1;
+        let name = format!("run{}", self.functions);
         let id = self.module.declare_function(&name, Linkage::Local, &sig).ok()?;
         self.ctx.func.signature = sig;
         self.ctx.func.name = UserFuncName::user(0, id.as_u32());
@@ -251,8 +253,8 @@ impl Native {
         defined.ok()?;
         self.module.finalize_definitions().ok()?;
         let p = self.module.get_finalized_function(id);
-        // SAFETY: the function was made with `RunFn`'s signature (one
-        // pointer in, an `i64` out, the platform's calling convention).
+        // SAFETY: the function was made with `RunFn`'s signature (four
+        // pointers in, an `i64` out, the platform's calling convention).
         Some(unsafe { std::mem::transmute::<*const u8, RunFn>(p) })
     }
 }

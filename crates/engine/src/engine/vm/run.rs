@@ -1839,7 +1839,11 @@ fn compiled<'a>(db: &crate::engine::db::Db, clause: &'a ClauseCode, vm: &mut sup
     }
     let (mut code, nregs) = compile(db, &clause.tmpl.cells, clause.tmpl.nvars, clause.body_start, clause.body_len);
     vm.x.grow(nregs as usize);
-    if let Some(native) = vm.native.as_mut() {
+    // Only a clause read from a program's text: an asserted one may be
+    // retracted, and its native code would stay as long as the machine.
+    if clause.span.is_some()
+        && let Some(native) = vm.native.as_mut()
+    {
         native.lower(&mut code);
     }
     let code = super::code(code);
