@@ -82,7 +82,9 @@ pub(crate) fn words(c: Cell) -> (i64, i64) {
 /// calls nothing saves no registers): where it would, it hands the
 /// instruction back to the interpreter, which runs it from its start
 /// (nothing has changed for it yet). So such an instruction never starts
-/// a run, which replaces its first instruction.
+/// a run, which replaces its first instruction. (Nor, then, does a
+/// clause's first `GetConst [], 0`, which `Cont::past_nil_test` looks
+/// for.)
 fn binds(ins: &Instr) -> bool {
     match ins {
         Instr::GetConst(..) => true,
@@ -93,8 +95,8 @@ fn binds(ins: &Instr) -> bool {
 }
 
 /// Whether `ins` can be part of a run (the native code does all it
-/// does). `at_start`: it would be the first instruction of its code.
-fn translatable(ins: &Instr, at_start: bool) -> bool {
+/// does).
+fn translatable(ins: &Instr) -> bool {
     let leaf = |a: &AOp| matches!(a, AOp::Int(_) | AOp::X(_) | AOp::Y(_));
     let binary = |op: &AOp| matches!(op, AOp::Add | AOp::Sub | AOp::Mul | AOp::IntDiv | AOp::Mod | AOp::Min | AOp::Max);
     let constant = |c: &Cell| matches!(c, Cell::Atom(_) | Cell::Int(_));
@@ -109,11 +111,7 @@ fn translatable(ins: &Instr, at_start: bool) -> bool {
         | Instr::PutValX(..)
         | Instr::PutValY(..)
         | Instr::PutValYs(_) => true,
-        Instr::PutConst(c, _) => constant(c),
-        // A clause's first `GetConst [], 0` is where a call whose first
-        // argument is `[]` enters past (`Cont::past_nil_test`): left as
-        // it is.
-        Instr::GetConst(c, a) => constant(c) && !(at_start && *a == 0 && *c == Cell::Atom(atom::NIL)),
+        Instr::PutConst(c, _) | Instr::GetConst(c, _) => constant(c),
         Instr::Arith2(t) => {
             leaf(&t.a)
                 && leaf(&t.b)
@@ -205,7 +203,7 @@ impl Native {
         }
         let mut i = 0;
         while i < n {
-            if !translatable(&code[i], i == 0) || binds(&code[i]) {
+            if !translatable(&code[i]) || binds(&code[i]) {
                 i += 1;
                 continue;
             }
@@ -213,7 +211,7 @@ impl Native {
             // ones, each fast path followed by what its success skips.
             let mut natives = Vec::new();
             let mut e = i;
-            while e < n && translatable(&code[e], e == 0) && (e == i || !target[e]) {
+            while e < n && translatable(&code[e]) && (e == i || !target[e]) {
                 natives.push(e - i);
                 e += done(&code[e]).unwrap_or(1);
             }
