@@ -123,14 +123,15 @@ fn translatable(ins: &Instr) -> bool {
     }
 }
 
-/// Where a fast path goes on when it succeeds, past the instructions of
-/// its general builtin call (which the run leaves to the interpreter):
+/// A fast path's `done` and `fail` (see `Arith`): where it goes on when
+/// it succeeds, past the instructions of its general builtin call (which
+/// a run leaves to the interpreter), and when it fails (0: backtracking).
 /// `None` for other instructions.
-fn done(ins: &Instr) -> Option<usize> {
+fn fast_path(ins: &Instr) -> Option<(u32, u32)> {
     match ins {
-        Instr::Arith2(t) => Some(t.done as usize),
-        Instr::IsChain(t) => Some(t.done as usize),
-        Instr::Test(t) => Some(t.done as usize),
+        Instr::Arith2(t) => Some((t.done, t.fail)),
+        Instr::IsChain(t) => Some((t.done, t.fail)),
+        Instr::Test(t) => Some((t.done, t.fail)),
         _ => None,
     }
 }
@@ -140,9 +141,7 @@ fn done(ins: &Instr) -> Option<usize> {
 fn jumps(ins: &Instr) -> [u32; 2] {
     match ins {
         Instr::Arith(a) => [a.done, a.fail],
-        Instr::Arith2(a) => [0, a.fail],
-        Instr::IsChain(a) => [0, a.fail],
-        Instr::Test(a) => [0, a.fail],
+        Instr::Arith2(_) | Instr::IsChain(_) | Instr::Test(_) => [0, fast_path(ins).map_or(0, |(_, fail)| fail)],
         Instr::Arg(a) => [a.done, 0],
         Instr::CallBuiltin(_, _, _, fail) => [*fail, 0],
         Instr::TryElse(n) | Instr::Jump(n) | Instr::FindallBegin(_, _, n) => [*n, 0],
@@ -213,7 +212,7 @@ impl Native {
             let mut e = i;
             while e < n && translatable(&code[e]) && (e == i || !target[e]) {
                 natives.push(e - i);
-                e += done(&code[e]).unwrap_or(1);
+                e += fast_path(&code[e]).map_or(1, |(done, _)| done as usize);
             }
             let e = e.min(n);
             if natives.len() >= 2
@@ -322,12 +321,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         // the one before it is a join.
         let mut joins = vec![false; run.len()];
         for (i, &j) in natives.iter().enumerate() {
-            let (on, fail) = match &run[j] {
-                Instr::Arith2(t) => (t.done, t.fail),
-                Instr::IsChain(t) => (t.done, t.fail),
-                Instr::Test(t) => (t.done, t.fail),
-                _ => (1, 0),
-            };
+            let (on, fail) = fast_path(&run[j]).unwrap_or((1, 0));
             let next = natives.get(i + 1).copied();
             for to in [j + on as usize, j + fail as usize] {
                 if to != j && Some(to) != next && to < run.len() {
