@@ -147,7 +147,8 @@ pub fn compile_clause(store: &mut Store, term: Cell, span: Option<(Rc<str>, Span
             Cell::Str(p) => Key::of(tmpl.cells[p + 1], &tmpl.cells),
             _ => None,
         };
-        Ok(ClauseCode { tmpl, body_start: 3, body_len: goals.len(), key, span, vm: Default::default() })
+        let neck = ClauseCode::neck_cut_mask(&tmpl.cells, goals.len());
+        Ok(ClauseCode { tmpl, body_start: 3, body_len: goals.len(), key, span, vm: Default::default(), neck })
     })();
     store.heap.truncate(mark);
     result

@@ -55,6 +55,14 @@ pub struct ClauseCode {
     pub span: Option<(Rc<str>, Span)>,
     /// Register-machine code, compiled on the first call.
     pub vm: std::cell::OnceCell<super::vm::Code>,
+    /// For a clause whose body starts with a cut (`d(U * V, X, DU * V + U *
+    /// DV) :- !, ...`) and whose head cannot fail on a call whose first
+    /// argument has the clause's key (or is unbound), given unbound and
+    /// distinct variables at the arguments where this mask has a bit (see
+    /// [`ClauseCode::neck_cut_mask`]): a call that has them enters the
+    /// clause without a choice point for the clauses after it, which the
+    /// cut would remove before anything could try them.
+    pub neck: Option<u64>,
 }
 
 impl ClauseCode {
@@ -62,6 +70,66 @@ impl ClauseCode {
     /// compiled from it (about twice the template).
     pub fn bytes(&self) -> usize {
         std::mem::size_of::<ClauseCode>() + 3 * self.tmpl.cells.len() * std::mem::size_of::<Cell>()
+    }
+
+    /// The `neck` of a clause (head and body goals laid out as
+    /// `compile_clause` makes them): `None` unless the body starts with `!`
+    /// and the head's first argument matches every term with its key (a
+    /// variable, an atom, an integer, or a compound or list cell of
+    /// distinct variables); else the arguments, after the first, whose
+    /// head term can fail to unify: any but a variable that occurs once in
+    /// the head. Unbound and distinct variables there, the head matches
+    /// (a first argument with the key takes apart without binding, and a
+    /// fresh variable matches anything). At most four such arguments, the
+    /// first 64, so that a call checks them at a glance.
+    pub fn neck_cut_mask(cells: &[Cell], body_len: usize) -> Option<u64> {
+        if body_len == 0 || cells.get(3) != Some(&Cell::Atom(super::atoms::atom::CUT)) {
+            return None;
+        }
+        let Cell::Str(h) = cells[2] else { return None };
+        let Cell::Fun(_, n) = cells[h] else { return None };
+        let args = &cells[h + 1..h + 1 + n as usize];
+        // How often each variable occurs in the head.
+        let mut count: Vec<u32> = Vec::new();
+        let mut stack: Vec<Cell> = args.to_vec();
+        while let Some(c) = stack.pop() {
+            match c {
+                Cell::Ref(v) => {
+                    if v >= count.len() {
+                        count.resize(v + 1, 0);
+                    }
+                    count[v] += 1;
+                }
+                Cell::Str(p) => {
+                    let Cell::Fun(_, k) = cells[p] else { return None };
+                    stack.extend_from_slice(&cells[p + 1..p + 1 + k as usize]);
+                }
+                Cell::Lst(p) => stack.extend_from_slice(&cells[p..p + 2]),
+                _ => {}
+            }
+        }
+        let distinct_vars =
+            |sub: &[Cell]| sub.iter().enumerate().all(|(i, c)| matches!(c, Cell::Ref(_)) && !sub[..i].contains(c));
+        let first_matches = match args.first() {
+            None => false,
+            Some(Cell::Ref(_) | Cell::Atom(_) | Cell::Int(_)) => true,
+            Some(&Cell::Str(p)) => match cells[p] {
+                Cell::Fun(_, k) => distinct_vars(&cells[p + 1..p + 1 + k as usize]),
+                _ => false,
+            },
+            Some(&Cell::Lst(p)) => distinct_vars(&cells[p..p + 2]),
+            Some(_) => false,
+        };
+        if !first_matches || args.len() > 64 {
+            return None;
+        }
+        let mut mask = 0u64;
+        for (k, a) in args.iter().enumerate().skip(1) {
+            if !matches!(*a, Cell::Ref(v) if count[v] == 1) {
+                mask |= 1 << k;
+            }
+        }
+        (mask.count_ones() <= 4).then_some(mask)
     }
 
     /// The indexing key of head argument `k` (`None`: a variable).
@@ -384,7 +452,20 @@ impl Pred {
         // Other arguments only where one tells clauses apart (or before
         // their indexes are built).
         if best.len() > 1 && args.len() > 1 && (self.maybe != 0 || self.args.is_empty()) {
-            return self.select_other(best, args, store);
+            if self.args.is_empty() {
+                return self.select_other(best, args, store);
+            }
+            // At a glance: when none of them is bound (an output, as the
+            // last argument of a recursive d/3 in deriv), the first
+            // argument's candidates stand.
+            let mut m = self.maybe;
+            while m != 0 {
+                let k = m.trailing_zeros() as usize;
+                m &= m - 1;
+                if !matches!(store.deref(args[k]), Cell::Ref(_)) {
+                    return self.select_other(best, args, store);
+                }
+            }
         }
         Some(best)
     }

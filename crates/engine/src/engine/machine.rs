@@ -626,18 +626,25 @@ impl Machine {
         Ok(())
     }
 
-    /// Removes every choice point above height `h`.
+    /// Removes every choice point above height `h`. (Inline: a cut with
+    /// nothing to remove, as a neck cut entered without a choice point,
+    /// costs a comparison.)
+    #[inline(always)]
     pub fn cut(&mut self, h: usize) {
         if self.choices.len() > h {
-            for c in &self.choices[h..] {
-                if let Alt::Findall { bag, .. } | Alt::Sample { bag, .. } = c.alt {
-                    self.bags_truncate(bag as usize);
-                    break;
-                }
-            }
-            self.choices.truncate(h);
-            self.store.hb = self.choices.last().map_or(0, |c| c.heap);
+            self.cut_above(h);
         }
+    }
+
+    fn cut_above(&mut self, h: usize) {
+        for c in &self.choices[h..] {
+            if let Alt::Findall { bag, .. } | Alt::Sample { bag, .. } = c.alt {
+                self.bags_truncate(bag as usize);
+                break;
+            }
+        }
+        self.choices.truncate(h);
+        self.store.hb = self.choices.last().map_or(0, |c| c.heap);
     }
 
     /// Whether a `catch/3` whose choice point `cp` was just popped takes

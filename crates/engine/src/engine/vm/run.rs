@@ -7,7 +7,7 @@ use super::{
     META_CACHE_MAX, NO_PRED, Opd, PERM, Shape, TestFast, TestOp, Tm, UArg, VOID, VmSave,
 };
 use crate::engine::atoms::{Atom, atom};
-use crate::engine::db::{ClauseCode, Entry, Switch};
+use crate::engine::db::{ClauseCode, Entry, Key, Switch};
 use crate::engine::machine::{Alt, Choice, Control, Exc, Machine, Res};
 use crate::engine::term::Cell;
 use std::rc::Rc;
@@ -1015,6 +1015,12 @@ impl Machine {
                 (code, Some(cands.clone()))
             }
         };
+        // A first clause that cuts the others at its neck, and whose head
+        // cannot fail on these arguments, needs no choice point.
+        let first = cands.as_ref().map_or(0, |c| c[0] as usize);
+        if neck_cut_enters(&self.store, &self.vm.x, &p.clauses[first]) {
+            return Some(code);
+        }
         let clauses = p.clauses.clone();
         let done = Cont::start(&self.vm.fail_code);
         self.vm_push_choice(Alt::VmClauses { clauses, cands, next: 1 }, done, n);
@@ -1830,6 +1836,36 @@ fn restore_regs(x: &mut [Cell], saved: &[Cell]) {
     }
 }
 
+/// Whether a call with arguments `x` that enters `clause` first (of
+/// more than one candidate) would keep no other: the clause starts its body
+/// with a cut and its head matches these arguments whatever they are bound
+/// to (see `ClauseCode::neck`), so the cut would remove the choice point
+/// for the other candidates before anything could try them.
+#[inline]
+fn neck_cut_enters(store: &crate::engine::term::Store, x: &[Cell], clause: &ClauseCode) -> bool {
+    let Some(mask) = clause.neck else { return false };
+    if let Some(k) = clause.key {
+        // The candidates may have come from another argument's index.
+        let a = store.deref(x[0]);
+        if !matches!(a, Cell::Ref(_)) && Key::of(a, &store.heap) != Some(k) {
+            return false;
+        }
+    }
+    // The arguments where the head could fail: distinct unbound variables.
+    let (mut seen, mut n, mut m) = ([0usize; 4], 0, mask);
+    while m != 0 {
+        let k = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let Cell::Ref(r) = store.deref(x[k]) else { return false };
+        if seen[..n].contains(&r) {
+            return false;
+        }
+        seen[n] = r;
+        n += 1;
+    }
+    true
+}
+
 /// The code of a clause, compiled on its first use (the registers grow to
 /// what it needs).
 #[inline(always)]
@@ -1879,6 +1915,48 @@ mod tests {
             .unwrap()
             .map(|a| a.unwrap().bindings.iter().map(|b| b.text.clone()).collect::<Vec<_>>().join(","))
             .collect()
+    }
+
+    /// A clause that cuts at its neck is entered without a choice point
+    /// only where its head cannot fail: a bound argument its head may not
+    /// match, one unbound variable in two places the head takes apart, or
+    /// a first candidate that another argument's index chose (whose first
+    /// argument may not match) each keep the other clauses.
+    #[test]
+    fn a_neck_cut_leaves_the_other_clauses_wherever_the_head_can_fail() {
+        let mut e = Engine::new();
+        let src = "d(U + V, X, sum(DU, DV)) :- !, d(U, X, DU), d(V, X, DV).\n\
+                   d(X, X, 1) :- !.\n\
+                   d(_, _, 0).\n\
+                   p(a, f(X), g(X)) :- !.\n\
+                   p(_, _, _).\n\
+                   q(b, _, R) :- !, R = one.\n\
+                   q(a, 2, R) :- R = two.\n\
+                   q(a, 3, R) :- R = three.\n\
+                   q(a, 1, R) :- R = four.\n";
+        assert!(!e.load("t", src).has_errors());
+        let neck = |e: &mut Engine, name: &str, clause: usize| {
+            let p = e.m.db.pred(e.m.atoms.lookup(name).unwrap(), 3).unwrap();
+            p.clauses[clause].neck
+        };
+        assert_eq!(neck(&mut e, "d", 0), Some(0b100));
+        assert_eq!(neck(&mut e, "d", 1), Some(0b110));
+        assert_eq!(neck(&mut e, "d", 2), None);
+        assert_eq!(neck(&mut e, "p", 0), Some(0b110));
+        assert_eq!(neck(&mut e, "q", 0), Some(0));
+        // Entered without a choice point (one answer), and with one where
+        // the bound output does not match the first clause's head.
+        assert_eq!(answers(&mut e, "d(x + y, x, D)"), ["sum(1,0)"]);
+        assert_eq!(answers(&mut e, "d(x + y, x, 0)"), [""]);
+        assert_eq!(answers(&mut e, "d(x + y, x, sum(1, 1))"), Vec::<String>::new());
+        // One variable in both arguments the head takes apart.
+        assert_eq!(answers(&mut e, "aggregate_all(count, p(a, Z, Z), N)"), ["1"]);
+        assert_eq!(answers(&mut e, "p(a, Y, Z)"), ["f(_A),g(_A)"]);
+        // The second argument's index chooses q(b, _, _) first for a.
+        assert_eq!(answers(&mut e, "q(a, 1, R)"), ["four"]);
+        assert_eq!(answers(&mut e, "q(a, N, R)"), ["2,two", "3,three", "1,four"]);
+        assert_eq!(answers(&mut e, "q(b, 7, R)"), ["one"]);
+        assert_eq!(answers(&mut e, "q(X, 7, R)"), ["b,one"]);
     }
 
     /// A chain of operators (`(I - 1) mod C + 1`) is evaluated left to
