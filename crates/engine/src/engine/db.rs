@@ -315,6 +315,10 @@ pub struct Pred {
     /// clauses apart): the first clause's code, once recorded. Valid, like
     /// `entry`, while `clauses` is unchanged.
     try_all: std::cell::Cell<Option<super::vm::Cont>>,
+    /// Whether a clause may have a `neck` (set when one that has is added,
+    /// kept through removals): a call of a predicate without one does not
+    /// look for it.
+    pub necks: bool,
 }
 
 /// The classes of a first argument a predicate's `switch` tells apart:
@@ -425,6 +429,7 @@ impl Pred {
             entry: Vec::new(),
             switch: Default::default(),
             try_all: Default::default(),
+            necks: false,
         }
     }
 
@@ -619,6 +624,7 @@ impl Pred {
     }
 
     pub fn add(&mut self, c: ClauseCode, front: bool) {
+        self.necks |= c.neck.is_some();
         let v = Rc::make_mut(&mut self.clauses);
         if front {
             v.insert(0, Rc::new(c));
@@ -630,6 +636,7 @@ impl Pred {
 
     /// Adds a clause at position `i`.
     pub fn insert(&mut self, i: usize, c: ClauseCode) {
+        self.necks |= c.neck.is_some();
         let v = Rc::make_mut(&mut self.clauses);
         v.insert(i.min(v.len()), Rc::new(c));
         self.changed();

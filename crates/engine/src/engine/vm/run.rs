@@ -1017,9 +1017,11 @@ impl Machine {
         };
         // A first clause that cuts the others at its neck, and whose head
         // cannot fail on these arguments, needs no choice point.
-        let first = cands.as_ref().map_or(0, |c| c[0] as usize);
-        if neck_cut_enters(&self.store, &self.vm.x, &p.clauses[first]) {
-            return Some(code);
+        if p.necks {
+            let first = cands.as_ref().map_or(0, |c| c[0] as usize);
+            if neck_cut_enters(&self.store, &self.vm.x, &p.clauses[first]) {
+                return Some(code);
+            }
         }
         let clauses = p.clauses.clone();
         let done = Cont::start(&self.vm.fail_code);
