@@ -1846,15 +1846,18 @@ fn restore_regs(x: &mut [Cell], saved: &[Cell]) {
 #[inline]
 fn neck_cut_enters(store: &crate::engine::term::Store, x: &[Cell], clause: &ClauseCode) -> bool {
     let Some(mask) = clause.neck else { return false };
+    // The arguments where the head could fail: distinct unbound variables.
+    let (mut seen, mut n, mut m) = ([0usize; 5], 0, mask);
     if let Some(k) = clause.key {
-        // The candidates may have come from another argument's index.
-        let a = store.deref(x[0]);
-        if !matches!(a, Cell::Ref(_)) && Key::of(a, &store.heap) != Some(k) {
-            return false;
+        match store.deref(x[0]) {
+            // The head binds it: one of the distinct variables (`p(V, V)`
+            // against `p(a, b) :- !` fails at the second argument).
+            Cell::Ref(r) => (seen[0], n) = (r, 1),
+            // The candidates may have come from another argument's index.
+            a if Key::of(a, &store.heap) != Some(k) => return false,
+            _ => {}
         }
     }
-    // The arguments where the head could fail: distinct unbound variables.
-    let (mut seen, mut n, mut m) = ([0usize; 4], 0, mask);
     while m != 0 {
         let k = m.trailing_zeros() as usize;
         m &= m - 1;
@@ -1921,9 +1924,10 @@ mod tests {
 
     /// A clause that cuts at its neck is entered without a choice point
     /// only where its head cannot fail: a bound argument its head may not
-    /// match, one unbound variable in two places the head takes apart, or
-    /// a first candidate that another argument's index chose (whose first
-    /// argument may not match) each keep the other clauses.
+    /// match, one unbound variable in two places the head takes apart (the
+    /// first argument among them, when the head binds it), or a first
+    /// candidate that another argument's index chose (whose first argument
+    /// may not match) each keep the other clauses.
     #[test]
     fn a_neck_cut_leaves_the_other_clauses_wherever_the_head_can_fail() {
         let mut e = Engine::new();
@@ -1935,7 +1939,9 @@ mod tests {
                    q(b, _, R) :- !, R = one.\n\
                    q(a, 2, R) :- R = two.\n\
                    q(a, 3, R) :- R = three.\n\
-                   q(a, 1, R) :- R = four.\n";
+                   q(a, 1, R) :- R = four.\n\
+                   r(a, b) :- !.\n\
+                   r(_, _).\n";
         assert!(!e.load("t", src).has_errors());
         let neck = |e: &mut Engine, name: &str, clause: usize| {
             let p = e.m.db.pred(e.m.atoms.lookup(name).unwrap(), 3).unwrap();
@@ -1954,6 +1960,9 @@ mod tests {
         // One variable in both arguments the head takes apart.
         assert_eq!(answers(&mut e, "aggregate_all(count, p(a, Z, Z), N)"), ["1"]);
         assert_eq!(answers(&mut e, "p(a, Y, Z)"), ["f(_A),g(_A)"]);
+        // An unbound first argument the head binds, in a second place.
+        assert_eq!(answers(&mut e, "aggregate_all(count, r(V, V), N)"), ["1"]);
+        assert_eq!(answers(&mut e, "r(V, W)"), ["a,b"]);
         // The second argument's index chooses q(b, _, _) first for a.
         assert_eq!(answers(&mut e, "q(a, 1, R)"), ["four"]);
         assert_eq!(answers(&mut e, "q(a, N, R)"), ["2,two", "3,three", "1,four"]);
