@@ -76,7 +76,7 @@ fn main() {
     let repeat: usize = std::env::var("BENCH_REPEAT").ok().and_then(|s| s.parse().ok()).unwrap_or(3).max(1);
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/programs");
-    println!("{:<8} {:>7} {:>11} {:>11} {:>7}", "program", "runs", "tabula ms", "swipl ms", "ratio");
+    println!("{:<10} {:>7} {:>11} {:>11} {:>7}", "program", "runs", "tabula ms", "swipl ms", "ratio");
     let mut log_sum = 0.0;
     let mut n = 0;
     let mut worst: f64 = 0.0;
@@ -95,9 +95,9 @@ fn main() {
                 log_sum += ratio.ln();
                 n += 1;
                 worst = worst.max(ratio);
-                println!("{:<8} {:>7} {:>11.1} {:>11.1} {:>7.2}", p.name, iterations, ours * 1e3, t * 1e3, ratio);
+                println!("{:<10} {:>7} {:>11.1} {:>11.1} {:>7.2}", p.name, iterations, ours * 1e3, t * 1e3, ratio);
             }
-            _ => println!("{:<8} {:>7} {:>11.1} {:>11} {:>7}", p.name, iterations, ours * 1e3, "-", "-"),
+            _ => println!("{:<10} {:>7} {:>11.1} {:>11} {:>7}", p.name, iterations, ours * 1e3, "-", "-"),
         }
     }
     if n > 0 {
