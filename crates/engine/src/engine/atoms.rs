@@ -128,6 +128,7 @@ predefined! {
     EPSILON => "epsilon",
     RANDOM => "random",
     RANDOM_FLOAT => "random_float",
+    RANDOM_BETWEEN => "random_between",
     MAX_TAGGED_INTEGER => "max_tagged_integer",
     MAX_INTEGER => "max_integer",
     MIN_INTEGER => "min_integer",

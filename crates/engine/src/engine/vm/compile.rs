@@ -921,7 +921,11 @@ impl Cg<'_> {
     /// A builtin call, after its fast path if it has one. Where the
     /// instructions that can fail are (the fast path, the call).
     fn builtin(&mut self, b: u32, f: Atom, args: &[usize]) -> [Option<usize>; 2] {
-        let fast = self.arith(f, args).or_else(|| self.arg_fast(f, args)).or_else(|| self.test_fast(f, args));
+        let fast = self
+            .arith(f, args)
+            .or_else(|| self.arg_fast(f, args))
+            .or_else(|| self.test_fast(f, args))
+            .or_else(|| self.random_fast(f, args));
         for (i, &a) in args.iter().enumerate() {
             self.put_arg(a, i as u32);
         }
@@ -1055,6 +1059,20 @@ impl Cg<'_> {
 
     /// The fast path of `arg(N, T, A)` when N and T already have values
     /// (emitted before the general call, like `arith`). Its position.
+    /// `random_between(A, B, X)` on integer leaves into a variable: the
+    /// draw in the run loop (`Arith2Op::Random`), the builtin's for
+    /// anything else.
+    fn random_fast(&mut self, f: Atom, args: &[usize]) -> Option<usize> {
+        if f != atom::RANDOM_BETWEEN || args.len() != 3 {
+            return None;
+        }
+        let (Expr::Leaf(a), Expr::Leaf(b)) = (self.expr(args[0])?, self.expr(args[1])?) else { return None };
+        let Cell::Ref(k) = self.cells[args[2]] else { return None };
+        let code = self.reg_code(k)?;
+        let op = Arith2Op::Random(code, !self.seen[k]);
+        Some(self.emit(Instr::Arith2(Box::new(Arith2 { op, a, b, done: 0, fail: 0 }))))
+    }
+
     fn arg_fast(&mut self, f: Atom, args: &[usize]) -> Option<usize> {
         if f != atom::ARG || args.len() != 3 {
             return None;

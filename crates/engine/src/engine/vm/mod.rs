@@ -130,6 +130,10 @@ pub enum Arith2Op {
     /// `is/2` of `A op B` into a register code, the flag set at the
     /// variable's first occurrence.
     Is(AOp, usize, bool),
+    /// `random_between(A, B, X)`: X (a register code, the flag as for
+    /// `Is`) drawn from `A..=B` by the machine's generator, one draw as
+    /// the builtin makes it.
+    Random(usize, bool),
 }
 
 /// An operand of a test: a register code (X, or Y with `PERM`) or a

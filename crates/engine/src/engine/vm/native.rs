@@ -697,6 +697,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let r = self.binary(op, a, b, other);
                 self.is_result(k, code, new, r, Exits { done: t.done, fail: t.fail, other });
             }
+            Arith2Op::Random(..) => unreachable!("a draw is not translatable: the interpreter makes it"),
         }
     }
 

@@ -604,6 +604,22 @@ impl Machine {
         match t.op {
             Arith2Op::Cmp(ord, negate) => Some((a.cmp(&b) == ord) != negate),
             Arith2Op::Is(op, code, new) => self.is_result(code, new, binary(op, a, b)?),
+            Arith2Op::Random(code, new) => {
+                // As the builtin: no draw when the range is empty, and a
+                // target that is no variable or integer is left to it
+                // (which then draws once, as here).
+                if b < a {
+                    return Some(false);
+                }
+                if !new {
+                    let v = *self.reg(code);
+                    if !matches!(self.store.deref(v), Cell::Ref(_) | Cell::Int(_)) {
+                        return None;
+                    }
+                }
+                let r = rand::Rng::gen_range(&mut self.rng, a..=b);
+                self.is_result(code, new, r)
+            }
         }
     }
 
@@ -1968,6 +1984,36 @@ mod tests {
         assert_eq!(answers(&mut e, "q(a, N, R)"), ["2,two", "3,three", "1,four"]);
         assert_eq!(answers(&mut e, "q(b, 7, R)"), ["one"]);
         assert_eq!(answers(&mut e, "q(X, 7, R)"), ["b,one"]);
+    }
+
+    /// `random_between/3` in a clause draws in the run loop, and draws
+    /// what the builtin (called as a goal) draws from the same seed, one
+    /// draw a call: into a new variable, a bound one, one bound to an
+    /// atom (left to the builtin, which fails), an empty range (no draw),
+    /// and the builtin's error for a bound that is no integer.
+    #[test]
+    fn a_draw_in_the_run_loop_is_the_builtins() {
+        let mut e = Engine::new();
+        let src = "fast(L, H, X) :- random_between(L, H, X).\n\
+                   old(L, H, X) :- Y = X, random_between(L, H, Y).\n\
+                   draws(G, Xs) :- findall(X, (between(1, 40, _), call(G, X)), Xs).\n\
+                   after(G, X) :- ( call(G) -> true ; true ), random_between(1, 1000, X).\n";
+        assert!(!e.load("t", src).has_errors());
+        let fast = answers(&mut e, "set_random(seed(5)), draws(fast(1, 6), Xs)");
+        let slow = answers(&mut e, "set_random(seed(5)), draws(random_between(1, 6), Xs)");
+        assert_eq!(fast, slow);
+        assert_eq!(fast[0].matches(',').count(), 39, "{fast:?}");
+        assert_eq!(answers(&mut e, "fast(3, 1, X)"), Vec::<String>::new());
+        assert_eq!(answers(&mut e, "old(1, 1, 1)"), [""]);
+        assert_eq!(answers(&mut e, "old(1, 1, 2)"), Vec::<String>::new());
+        for (ours, builtin) in
+            [("old(1, 6, a)", "random_between(1, 6, a)"), ("fast(3, 1, _)", "random_between(3, 1, _)")]
+        {
+            let a = answers(&mut e, &format!("set_random(seed(9)), after({ours}, X)"));
+            let b = answers(&mut e, &format!("set_random(seed(9)), after({builtin}, X)"));
+            assert_eq!(a, b, "{ours}");
+        }
+        assert_eq!(answers(&mut e, "catch(fast(a, 6, X), error(E, _), true)"), ["type_error(integer,a)"]);
     }
 
     /// A chain of operators (`(I - 1) mod C + 1`) is evaluated left to
