@@ -1057,8 +1057,6 @@ impl Cg<'_> {
         }
     }
 
-    /// The fast path of `arg(N, T, A)` when N and T already have values
-    /// (emitted before the general call, like `arith`). Its position.
     /// `random_between(A, B, X)` on integer leaves into a variable: the
     /// draw in the run loop (`Arith2Op::Random`), the builtin's for
     /// anything else.
@@ -1073,6 +1071,8 @@ impl Cg<'_> {
         Some(self.emit(Instr::Arith2(Box::new(Arith2 { op, a, b, done: 0, fail: 0 }))))
     }
 
+    /// The fast path of `arg(N, T, A)` when N and T already have values
+    /// (emitted before the general call, like `arith`). Its position.
     fn arg_fast(&mut self, f: Atom, args: &[usize]) -> Option<usize> {
         if f != atom::ARG || args.len() != 3 {
             return None;

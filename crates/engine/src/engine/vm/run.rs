@@ -1988,20 +1988,24 @@ mod tests {
 
     /// `random_between/3` in a clause draws in the run loop, and draws
     /// what the builtin (called as a goal) draws from the same seed, one
-    /// draw a call: into a new variable, a bound one, one bound to an
-    /// atom (left to the builtin, which fails), an empty range (no draw),
-    /// and the builtin's error for a bound that is no integer.
+    /// draw a call: into a variable met first there, an argument, one
+    /// bound to an integer or to an atom (left to the builtin, which
+    /// fails), an empty range (no draw), and the builtin's error for a
+    /// bound that is no integer.
     #[test]
     fn a_draw_in_the_run_loop_is_the_builtins() {
         let mut e = Engine::new();
         let src = "fast(L, H, X) :- random_between(L, H, X).\n\
                    old(L, H, X) :- Y = X, random_between(L, H, Y).\n\
+                   new(L, H, Y) :- random_between(L, H, X), Y = X.\n\
                    draws(G, Xs) :- findall(X, (between(1, 40, _), call(G, X)), Xs).\n\
                    after(G, X) :- ( call(G) -> true ; true ), random_between(1, 1000, X).\n";
         assert!(!e.load("t", src).has_errors());
         let fast = answers(&mut e, "set_random(seed(5)), draws(fast(1, 6), Xs)");
         let slow = answers(&mut e, "set_random(seed(5)), draws(random_between(1, 6), Xs)");
+        let new = answers(&mut e, "set_random(seed(5)), draws(new(1, 6), Xs)");
         assert_eq!(fast, slow);
+        assert_eq!(new, slow);
         assert_eq!(fast[0].matches(',').count(), 39, "{fast:?}");
         assert_eq!(answers(&mut e, "fast(3, 1, X)"), Vec::<String>::new());
         assert_eq!(answers(&mut e, "old(1, 1, 1)"), [""]);
