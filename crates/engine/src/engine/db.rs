@@ -90,24 +90,9 @@ impl ClauseCode {
         let Cell::Fun(_, n) = cells[h] else { return None };
         let args = &cells[h + 1..h + 1 + n as usize];
         // How often each variable occurs in the head.
-        let mut count: Vec<u32> = Vec::new();
-        let mut stack: Vec<Cell> = args.to_vec();
-        while let Some(c) = stack.pop() {
-            match c {
-                Cell::Ref(v) => {
-                    if v >= count.len() {
-                        count.resize(v + 1, 0);
-                    }
-                    count[v] += 1;
-                }
-                Cell::Str(p) => {
-                    let Cell::Fun(_, k) = cells[p] else { return None };
-                    stack.extend_from_slice(&cells[p + 1..p + 1 + k as usize]);
-                }
-                Cell::Lst(p) => stack.extend_from_slice(&cells[p..p + 2]),
-                _ => {}
-            }
-        }
+        let mut vars = Vec::new();
+        super::vm::compile::vars_of(cells, 2, &mut vars);
+        let once = |v: usize| vars.iter().filter(|&&w| w == v).count() == 1;
         let distinct_vars =
             |sub: &[Cell]| sub.iter().enumerate().all(|(i, c)| matches!(c, Cell::Ref(_)) && !sub[..i].contains(c));
         let first_matches = match args.first() {
@@ -125,7 +110,7 @@ impl ClauseCode {
         }
         let mut mask = 0u64;
         for (k, a) in args.iter().enumerate().skip(1) {
-            if !matches!(*a, Cell::Ref(v) if count[v] == 1) {
+            if !matches!(*a, Cell::Ref(v) if once(v)) {
                 mask |= 1 << k;
             }
         }
@@ -458,18 +443,17 @@ impl Pred {
         // their indexes are built).
         if best.len() > 1 && args.len() > 1 && (self.maybe != 0 || self.args.is_empty()) {
             if self.args.is_empty() {
-                return self.select_other(best, args, store);
+                return None;
             }
-            // At a glance: when none of them is bound (an output, as the
-            // last argument of a recursive d/3 in deriv), the first
-            // argument's candidates stand.
+            // From the first of them that is bound: when none is (an
+            // output, as the last argument of a recursive d/3 in deriv),
+            // the first argument's candidates stand.
             let mut m = self.maybe;
             while m != 0 {
-                let k = m.trailing_zeros() as usize;
-                m &= m - 1;
-                if !matches!(store.deref(args[k]), Cell::Ref(_)) {
-                    return self.select_other(best, args, store);
+                if !matches!(store.deref(args[m.trailing_zeros() as usize]), Cell::Ref(_)) {
+                    return self.select_other(best, args, store, m);
                 }
+                m &= m - 1;
             }
         }
         Some(best)
@@ -477,14 +461,18 @@ impl Pred {
 
     /// `select` when the first argument leaves more than one clause: the
     /// bound argument that leaves the fewest, or, when that still leaves
-    /// many, the bound arguments together.
-    fn select_other<'a>(&'a self, first: &'a Candidates, args: &[Cell], store: &Store) -> Option<&'a Candidates> {
-        if self.args.is_empty() {
-            return None;
-        }
+    /// many, the bound arguments together. `maybe`: the arguments with
+    /// useful indexes from the first bound one on (those before it are
+    /// unbound).
+    fn select_other<'a>(
+        &'a self,
+        first: &'a Candidates,
+        args: &[Cell],
+        store: &Store,
+        maybe: u64,
+    ) -> Option<&'a Candidates> {
         let mut best = first;
-        // Only the arguments that tell clauses apart.
-        let mut maybe = self.maybe;
+        let mut maybe = maybe;
         let mut bound = u64::from(!matches!(store.deref(args[0]), Cell::Ref(_)));
         while maybe != 0 {
             let k = maybe.trailing_zeros() as usize;

@@ -199,7 +199,7 @@ fn is_call(k: Kind) -> bool {
 }
 
 /// The variables of the subterm at `i`, with repeats, depth first.
-fn vars_of(cells: &[Cell], i: usize, out: &mut Vec<usize>) {
+pub(crate) fn vars_of(cells: &[Cell], i: usize, out: &mut Vec<usize>) {
     let mut stack = vec![i];
     while let Some(j) = stack.pop() {
         match cells[j] {
