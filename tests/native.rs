@@ -1,4 +1,4 @@
-//! Native code (`TABULA_NATIVE=1`) plays every game as the interpreter
+//! Native code (on unless `TABULA_NATIVE=0`) plays every game as the interpreter
 //! does: the same perft counts and the same seeded random games, move for
 //! move (the same lengths and results of the same playouts: a move drawn
 //! differently would change what the generator draws next).

@@ -226,25 +226,26 @@ impl Engine {
     }
 
     /// Turns native code on or off for the clauses compiled from now on
-    /// (experimental, see "Native code" in the engine's README; the
-    /// environment variable `TABULA_NATIVE=1` turns it on in every
-    /// engine). Clauses already compiled keep their code. Returns whether
-    /// it is on: it stays off where Cranelift has no backend for the
-    /// processor.
+    /// (see "Native code" in the engine's README; it is on unless the
+    /// environment has `TABULA_NATIVE=0`). Clauses already compiled keep
+    /// their code. Returns whether it is on: it stays off where Cranelift
+    /// has no backend for the processor.
     pub fn set_native(&mut self, on: bool) -> bool {
         let vm = &mut self.m.vm;
-        if !on {
-            vm.native = None;
-        } else if vm.native.is_none() {
+        if on && vm.native.is_none() {
             vm.native = vm::native::Native::new().map(Box::new);
         }
-        vm.native.is_some()
+        if let Some(n) = vm.native.as_mut() {
+            // Turned off, the generator stays: the code it made may run.
+            n.on = on;
+        }
+        vm.native.as_ref().is_some_and(|n| n.on)
     }
 
     /// The runs of instructions compiled to native code so far, and the
     /// instructions their native code runs (`None` when it is off).
     pub fn native_runs(&self) -> Option<(u64, u64)> {
-        self.m.vm.native.as_ref().map(|n| (n.runs, n.spanned))
+        self.m.vm.native.as_ref().filter(|n| n.on).map(|n| (n.runs, n.spanned))
     }
 
     /// Makes the following queries read-only (or writing again): the

@@ -623,8 +623,10 @@ pub struct Vm {
     /// Goals with control constructs given to `call/N`, compiled once per
     /// shape (see `Machine::meta_clause`).
     pub meta_cache: FastMap<Box<[Shape]>, Rc<ClauseCode>>,
-    /// Native code for the clauses compiled from now on, when it is on
-    /// (see `native`).
+    /// The native code generator (see `native`), which makes code for
+    /// the clauses compiled from now on while it is on; `None` where
+    /// Cranelift has no backend for the processor, or with
+    /// `TABULA_NATIVE=0`.
     pub native: Option<Box<native::Native>>,
 }
 
@@ -663,10 +665,10 @@ impl Default for Vm {
             restore_code: code(vec![Instr::Restore]),
             fail_code: code(vec![Instr::Fail]),
             meta_cache: FastMap::default(),
-            native: if std::env::var_os("TABULA_NATIVE").is_some_and(|v| v == "1") {
-                native::Native::new().map(Box::new)
-            } else {
+            native: if std::env::var_os("TABULA_NATIVE").is_some_and(|v| v == "0") {
                 None
+            } else {
+                native::Native::new().map(Box::new)
             },
         }
     }

@@ -1,6 +1,6 @@
 //! Native code for runs of simple instructions, beside the interpreter
-//! (experimental: off unless `TABULA_NATIVE=1` is set, or a host calls
-//! `Engine::set_native`). See "Native code" in
+//! (on by default; `TABULA_NATIVE=0` in the environment, or a host's
+//! `Engine::set_native(false)`, turns it off). See "Native code" in
 //! `crates/engine/src/engine/README.md`.
 //!
 //! When a clause is compiled, each run of instructions this module can
@@ -13,7 +13,7 @@
 //! where the interpreter goes on, counted from the run's first
 //! instruction, or `BACKTRACK`.
 
-use super::{AOp, Arith2, Arith2Op, INDEX, Instr, IsChain, Opd, PERM, TestFast, TestOp, TypeTest};
+use super::{AOp, ArgDst, ArgFast, Arith2, Arith2Op, INDEX, Instr, IsChain, Opd, PERM, TestFast, TestOp, TypeTest};
 use crate::engine::atoms::atom;
 use crate::engine::machine::Machine;
 use crate::engine::term::Cell;
@@ -77,17 +77,18 @@ pub(crate) fn words(c: Cell) -> (i64, i64) {
     }
 }
 
-/// Whether `ins` may bind a variable. Native code does not bind (that
-/// goes through the trail, which it does not reach; and a function that
-/// calls nothing saves no registers): where it would, it hands the
-/// instruction back to the interpreter, which runs it from its start
-/// (nothing has changed for it yet). So such an instruction never starts
-/// a run, which replaces its first instruction. (Nor, then, does a
-/// clause's first `GetConst [], 0`, which `Cont::past_nil_test` looks
-/// for.)
-fn binds(ins: &Instr) -> bool {
+/// Whether `ins` may not start a run, which replaces its first
+/// instruction:
+/// - one that may bind a variable. Native code does not bind (that goes
+///   through the trail, which it does not reach; and a function that
+///   calls nothing saves no registers): where it would, it hands the
+///   instruction back to the interpreter, which runs it from its start
+///   (nothing has changed for it yet). (Nor, then, does a clause's first
+///   `GetConst [], 0` start one, which `Cont::past_nil_test` looks for.)
+/// - `Arg`, which `between_scan` looks for after a call of `between/3`.
+fn never_first(ins: &Instr) -> bool {
     match ins {
-        Instr::GetConst(..) => true,
+        Instr::GetConst(..) | Instr::Arg(_) => true,
         Instr::Arith2(t) => matches!(t.op, Arith2Op::Is(_, _, false)),
         Instr::IsChain(t) => !t.new,
         _ => false,
@@ -119,6 +120,13 @@ fn translatable(ins: &Instr) -> bool {
         }
         Instr::IsChain(t) => leaf(&t.first) && t.rest.iter().all(|(op, b)| binary(op) && leaf(b)),
         Instr::Test(t) => opd(&t.a) && opd(&t.b),
+        Instr::Arg(a) => {
+            leaf(&a.n)
+                && match a.dst {
+                    ArgDst::Const(c) => constant(&c),
+                    ArgDst::New(_) | ArgDst::Old(_) => true,
+                }
+        }
         _ => false,
     }
 }
@@ -132,6 +140,7 @@ fn fast_path(ins: &Instr) -> Option<(u32, u32)> {
         Instr::Arith2(t) => Some((t.done, t.fail)),
         Instr::IsChain(t) => Some((t.done, t.fail)),
         Instr::Test(t) => Some((t.done, t.fail)),
+        Instr::Arg(a) => Some((a.done, 0)),
         _ => None,
     }
 }
@@ -142,7 +151,7 @@ fn jumps(ins: &Instr) -> [u32; 2] {
     match ins {
         Instr::Arith(a) => [a.done, a.fail],
         Instr::Arith2(_) | Instr::IsChain(_) | Instr::Test(_) => [0, fast_path(ins).map_or(0, |(_, fail)| fail)],
-        Instr::Arg(a) => [a.done, 0],
+        Instr::Arg(_) => [0, 0],
         Instr::CallBuiltin(_, _, _, fail) => [*fail, 0],
         Instr::TryElse(n) | Instr::Jump(n) | Instr::FindallBegin(_, _, n) => [*n, 0],
         _ => [0, 0],
@@ -152,7 +161,12 @@ fn jumps(ins: &Instr) -> [u32; 2] {
 /// The native code generator of one machine (its functions live as long
 /// as it does: as long as the machine and its codes).
 pub struct Native {
-    module: JITModule,
+    /// Taken out only when the generator is dropped (see `Drop`).
+    module: std::mem::ManuallyDrop<JITModule>,
+    /// Whether clauses compiled from now on get native code
+    /// (`Engine::set_native`): the generator itself stays, as the code it
+    /// made may still run.
+    pub on: bool,
     ctx: cranelift_codegen::Context,
     fctx: FunctionBuilderContext,
     /// Runs compiled, and the instructions their native code runs.
@@ -180,13 +194,24 @@ impl Native {
         let isa = cranelift_native::builder().ok()?.finish(settings::Flags::new(flags)).ok()?;
         let module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
         let ctx = module.make_context();
-        Some(Native { module, ctx, fctx: FunctionBuilderContext::new(), runs: 0, spanned: 0, functions: 0 })
+        Some(Native {
+            module: std::mem::ManuallyDrop::new(module),
+            on: true,
+            ctx,
+            fctx: FunctionBuilderContext::new(),
+            runs: 0,
+            spanned: 0,
+            functions: 0,
+        })
     }
 
     /// Replaces the first instruction of each run worth compiling in
     /// `code` (a clause's, before anything points into it) with its
     /// native code.
     pub fn lower(&mut self, code: &mut [Instr]) {
+        if !self.on {
+            return;
+        }
         let n = code.len();
         // Where jumps land: a run starts there at the latest (a jump into
         // a run would skip its native code). A fast path's success lands
@@ -202,7 +227,7 @@ impl Native {
         }
         let mut i = 0;
         while i < n {
-            if !translatable(&code[i]) || binds(&code[i]) {
+            if !translatable(&code[i]) || never_first(&code[i]) {
                 i += 1;
                 continue;
             }
@@ -253,6 +278,18 @@ impl Native {
         // SAFETY: the function was made with `RunFn`'s signature (four
         // pointers in, an `i64` out, the platform's calling convention).
         Some(unsafe { std::mem::transmute::<*const u8, RunFn>(p) })
+    }
+}
+
+impl Drop for Native {
+    /// Frees the functions' memory (Cranelift's module leaks it unless
+    /// told): the generator lives as long as its machine, whose codes are
+    /// the only holders of the functions, and nothing runs them once the
+    /// machine is being dropped.
+    fn drop(&mut self) {
+        // SAFETY: the module is taken once, here; see above for why no
+        // function of it runs after.
+        unsafe { std::mem::ManuallyDrop::take(&mut self.module).free_memory() };
     }
 }
 
@@ -569,7 +606,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             (self.b.create_block(), self.b.create_block(), self.b.create_block(), self.b.create_block());
         let is_ref = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
         self.b.ins().brif(is_ref, var, &[], nonvar, &[]);
-        // An unbound variable: the interpreter binds it (see `binds`).
+        // An unbound variable: the interpreter binds it (see `never_first`).
         self.b.switch_to_block(var);
         self.leave(k as i64);
         self.b.switch_to_block(nonvar);
@@ -630,6 +667,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             Instr::Arith2(ref t) => return self.arith2(k, t),
             Instr::IsChain(ref t) => return self.is_chain(k, t),
             Instr::Test(ref t) => return self.test(k, t),
+            Instr::Arg(ref a) => return self.arg(k, a),
             _ => unreachable!("only translatable instructions are compiled"),
         }
         self.go(k, k + 1);
@@ -652,23 +690,124 @@ impl<'a, 'b> Gen<'a, 'b> {
         let (var, nonvar, next) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
         let is_ref = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
         self.b.ins().brif(is_ref, var, &[], nonvar, &[]);
-        // An unbound variable: the interpreter binds it (see `binds`).
+        // An unbound variable: the interpreter binds it (see `never_first`).
         self.b.switch_to_block(var);
         self.leave(k as i64);
         self.b.switch_to_block(nonvar);
-        let (clo, chi) = words(c);
-        // An atom is its whole low word; an integer its tag and high word.
-        let same = if matches!(c, Cell::Atom(_)) {
-            self.b.ins().icmp_imm_s(IntCC::Equal, lo, clo)
-        } else {
-            let tag = self.b.ins().icmp_imm_s(IntCC::Equal, t, INT);
-            let val = self.b.ins().icmp_imm_s(IntCC::Equal, hi, chi);
-            self.b.ins().band(tag, val)
-        };
+        let same = self.is_const(lo, hi, c);
         let back = self.leaving(BACKTRACK);
         self.b.ins().brif(same, next, &[], back, &[]);
         self.b.switch_to_block(next);
         self.go(k, k + 1);
+    }
+
+    /// Whether the dereferenced cell `(lo, hi)`, not a variable, is the
+    /// atom or integer `c`.
+    fn is_const(&mut self, lo: Value, hi: Value, c: Cell) -> Value {
+        let (clo, chi) = words(c);
+        // An atom is its whole low word; an integer its tag and high word.
+        if matches!(c, Cell::Atom(_)) {
+            self.b.ins().icmp_imm_s(IntCC::Equal, lo, clo)
+        } else {
+            let t = self.tag(lo);
+            let tag = self.b.ins().icmp_imm_s(IntCC::Equal, t, INT);
+            let val = self.b.ins().icmp_imm_s(IntCC::Equal, hi, chi);
+            self.b.ins().band(tag, val)
+        }
+    }
+
+    /// `arg(N, T, A)` as the interpreter's `arg_fast`: N an integer and T
+    /// a compound, else to the general builtin; N out of range fails; the
+    /// argument goes to a new variable's register, or is compared with
+    /// an atom, an integer, or an old variable's atom or integer. Where
+    /// that would bind a variable, or unify anything else, the
+    /// interpreter runs the instruction (nothing has changed yet).
+    fn arg(&mut self, k: usize, a: &ArgFast) {
+        let general = self.leaving(k as i64 + 1);
+        let n = self.operand(a.n, general);
+        let (tlo, thi) = self.deref_reg(a.t);
+        let tt = self.tag(tlo);
+        // The first argument's address and the arity: a structure's
+        // header is its functor and arity (the arity in the high word), a
+        // list cell has two arguments where it points.
+        let (str_, lst, got) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        let first = self.b.declare_var(I64);
+        let arity = self.b.declare_var(I64);
+        let not_str = self.b.create_block();
+        let is_str = self.b.ins().icmp_imm_s(IntCC::Equal, tt, STR);
+        self.b.ins().brif(is_str, str_, &[], not_str, &[]);
+        self.b.switch_to_block(not_str);
+        let is_lst = self.b.ins().icmp_imm_s(IntCC::Equal, tt, LST);
+        self.b.ins().brif(is_lst, lst, &[], general, &[]);
+        self.b.switch_to_block(str_);
+        let addr = self.b.ins().ishl_imm_u(thi, 4);
+        let addr = self.b.ins().iadd(self.heap, addr);
+        // The arity is 32 bits (what follows is padding).
+        let n_args = self.b.ins().uload32(MEM, addr, 8);
+        let at = self.b.ins().iadd_imm_s(thi, 1);
+        self.b.def_var(first, at);
+        self.b.def_var(arity, n_args);
+        self.b.ins().jump(got, &[]);
+        self.b.switch_to_block(lst);
+        let two = self.b.ins().iconst(I64, 2);
+        self.b.def_var(first, thi);
+        self.b.def_var(arity, two);
+        self.b.ins().jump(got, &[]);
+        self.b.switch_to_block(got);
+        let (first, arity) = (self.b.use_var(first), self.b.use_var(arity));
+        // A negative N is an error, which the builtin raises; 0 or past
+        // the arity fails.
+        let negative = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, n, 0);
+        let fine = self.b.ins().icmp_imm_s(IntCC::Equal, negative, 0);
+        self.require(fine, general);
+        let back = self.leaving(BACKTRACK);
+        let zero = self.b.ins().icmp_imm_s(IntCC::Equal, n, 0);
+        let past = self.b.ins().icmp(IntCC::SignedGreaterThan, n, arity);
+        let out = self.b.ins().bor(zero, past);
+        let inside = self.b.create_block();
+        self.b.ins().brif(out, back, &[], inside, &[]);
+        self.b.switch_to_block(inside);
+        let at = self.b.ins().iadd(first, n);
+        let at = self.b.ins().iadd_imm_s(at, -1);
+        let addr = self.b.ins().ishl_imm_u(at, 4);
+        let addr = self.b.ins().iadd(self.heap, addr);
+        let v = self.load((addr, 0));
+        let interpret = self.leaving(k as i64);
+        match a.dst {
+            ArgDst::New(code) => {
+                let to = self.reg(code);
+                self.store(to, v);
+                self.forget(code);
+            }
+            ArgDst::Const(c) => {
+                let (lo, hi) = self.deref(v);
+                let t = self.tag(lo);
+                let var = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
+                let nonvar = self.b.ins().icmp_imm_s(IntCC::Equal, var, 0);
+                self.require(nonvar, interpret);
+                let same = self.is_const(lo, hi, c);
+                self.require(same, back);
+            }
+            ArgDst::Old(code) => {
+                let (alo, ahi) = self.deref(v);
+                let (blo, bhi) = self.deref_reg(code);
+                let (ta, tb) = (self.tag(alo), self.tag(blo));
+                // Atoms and integers only (a variable would be bound,
+                // anything else unified, by the interpreter).
+                let a_const = self.tag_in(ta, &[ATOM, INT]);
+                let b_const = self.tag_in(tb, &[ATOM, INT]);
+                let consts = self.b.ins().band(a_const, b_const);
+                self.require(consts, interpret);
+                let eq_tags = self.b.ins().icmp(IntCC::Equal, ta, tb);
+                let by_hi = self.b.ins().icmp(IntCC::Equal, ahi, bhi);
+                let by_lo = self.b.ins().icmp(IntCC::Equal, alo, blo);
+                let is_atom = self.b.ins().icmp_imm_s(IntCC::Equal, ta, ATOM);
+                let same = self.b.ins().select(is_atom, by_lo, by_hi);
+                let same = self.b.ins().band(eq_tags, same);
+                self.require(same, back);
+            }
+        }
+        self.done(k, a.done);
     }
 
     fn arith2(&mut self, k: usize, t: &Arith2) {
@@ -922,6 +1061,39 @@ mod tests {
             .map(String::from),
         );
         queries.extend(["pass(white, B, C)", "pass(black, B, 2)", "pass(P, B, C)"].map(String::from));
+        let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
+        both_ways(src, &queries);
+    }
+
+    /// `arg/3` in runs: into a new variable, against an old one, an atom
+    /// or an integer; on structures, list cells and what is neither; N
+    /// out of range, negative, not an integer or unbound; and where it
+    /// would bind a variable or unify compound terms (left to the
+    /// interpreter).
+    #[test]
+    fn arg_is_the_interpreters() {
+        let src = "new(I, T, R) :- J is I + 0, arg(J, T, A), K is J + 1, R = K-A.\n\
+                   old(I, T, X) :- J is I + 0, arg(J, T, X), K is J + 1, K > 0.\n\
+                   con(I, T) :- J is I + 0, arg(J, T, w), K is J + 1, K > 0.\n\
+                   int(I, T) :- J is I + 0, arg(J, T, 3), K is J + 1, K > 0.\n\
+                   two(I, T, R) :- J is I + 0, arg(J, T, A), arg(1, T, B), K is J * 2, R = K-A-B.\n\
+                   same(I, T, R) :- J is I + 0, arg(J, T, A), arg(2, T, A), K is J + 1, R = K-A.\n\
+                   scan(T, L) :- findall(I-A, (between(1, 9, I), J is I + 0, arg(J, T, A), J > 0), L).\n";
+        let terms = ["f(w, 3, X, g(1), 2.5, \"s\", w, [])", "f(w, w)", "f(3, 3)", "[w|3]", "[a]", "foo", "7", "_"];
+        let mut queries = Vec::new();
+        for t in terms {
+            for i in ["-1", "0", "1", "2", "3", "4", "5", "6", "8", "9", "a", "1.0", "_"] {
+                for q in ["new(I, T, R)", "old(I, T, X)", "old(I, T, w)", "old(I, T, 3)", "old(I, T, g(Y))"] {
+                    queries.push(format!("catch({}, error(E, _), true)", q.replace('I', i).replace('T', t)));
+                }
+                for q in ["con(I, T)", "int(I, T)", "two(I, T, R)", "same(I, T, R)"] {
+                    queries.push(format!("catch({}, error(E, _), true)", q.replace('I', i).replace('T', t)));
+                }
+            }
+            queries.push(format!("catch(scan({t}, L), error(E, _), true)"));
+        }
+        queries.push("X = f(A, B), con(1, X), int(2, X)".into());
+        queries.push("X = f(A, B), old(1, X, Y), Y = 1".into());
         let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
         both_ways(src, &queries);
     }
