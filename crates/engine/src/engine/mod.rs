@@ -13,6 +13,8 @@ mod db;
 mod format;
 mod gc;
 mod machine;
+#[allow(unsafe_code)]
+mod stack;
 mod term;
 mod trace;
 // The run loop follows a raw instruction pointer (see `vm::Cont`).

@@ -4,6 +4,7 @@
 //! arbitrarily deep terms cannot overflow the Rust stack.
 
 use super::atoms::{Atom, atom};
+use super::stack::Stack;
 use std::cmp::Ordering;
 
 /// One heap cell. `Str` and `Lst` point at other cells; `Ref` to itself is
@@ -195,8 +196,10 @@ impl HeapCount {
 /// The heap and trail.
 #[derive(Debug, Default)]
 pub struct Store {
-    pub heap: Vec<Cell>,
-    pub trail: Vec<usize>,
+    /// The heap and the trail are `Stack`s, whose length and buffer
+    /// native code reads (and grows while there is room).
+    pub heap: Stack<Cell>,
+    pub trail: Stack<usize>,
     /// Heap top at the newest choice point: variables below it are trailed
     /// when bound.
     pub hb: usize,

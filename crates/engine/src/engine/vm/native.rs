@@ -16,6 +16,7 @@
 use super::{AOp, ArgDst, ArgFast, Arith2, Arith2Op, INDEX, Instr, IsChain, Opd, PERM, TestFast, TestOp, TypeTest};
 use crate::engine::atoms::atom;
 use crate::engine::machine::Machine;
+use crate::engine::stack;
 use crate::engine::term::Cell;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64};
@@ -79,16 +80,23 @@ pub(crate) fn words(c: Cell) -> (i64, i64) {
 
 /// Whether `ins` may not start a run, which replaces its first
 /// instruction:
-/// - one that may bind a variable. Native code does not bind (that goes
-///   through the trail, which it does not reach; and a function that
-///   calls nothing saves no registers): where it would, it hands the
-///   instruction back to the interpreter, which runs it from its start
-///   (nothing has changed for it yet). (Nor, then, does a clause's first
-///   `GetConst [], 0` start one, which `Cont::past_nil_test` looks for.)
+/// - one that may bind a variable or make a new one. Native code binds
+///   and pushes while the trail and the heap have room, and calls
+///   nothing (a function that calls nothing saves no registers): where
+///   one is full, it hands the instruction back to the interpreter,
+///   which runs it from its start (nothing has changed for it yet) and
+///   grows it. The run's first instruction cannot be handed back (it is
+///   the run's `Native`). (Nor, then, does a clause's first `GetConst [],
+///   0` start one, which `Cont::past_nil_test` looks for.)
 /// - `Arg`, which `between_scan` looks for after a call of `between/3`.
 fn never_first(ins: &Instr) -> bool {
     match ins {
-        Instr::GetConst(..) | Instr::Arg(_) => true,
+        Instr::GetConst(..)
+        | Instr::Arg(_)
+        | Instr::PutVarX(..)
+        | Instr::PutVarY(..)
+        | Instr::PutVoid(_)
+        | Instr::InitY(_) => true,
         Instr::Arith2(t) => matches!(t.op, Arith2Op::Is(_, _, false)),
         Instr::IsChain(t) => !t.new,
         _ => false,
@@ -111,7 +119,11 @@ fn translatable(ins: &Instr) -> bool {
         | Instr::GetVarYs(_)
         | Instr::PutValX(..)
         | Instr::PutValY(..)
-        | Instr::PutValYs(_) => true,
+        | Instr::PutValYs(_)
+        | Instr::PutVarX(..)
+        | Instr::PutVarY(..)
+        | Instr::PutVoid(_)
+        | Instr::InitY(_) => true,
         Instr::PutConst(c, _) | Instr::GetConst(c, _) => constant(c),
         Instr::Arith2(t) => {
             leaf(&t.a)
@@ -606,9 +618,11 @@ impl<'a, 'b> Gen<'a, 'b> {
             (self.b.create_block(), self.b.create_block(), self.b.create_block(), self.b.create_block());
         let is_ref = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
         self.b.ins().brif(is_ref, var, &[], nonvar, &[]);
-        // An unbound variable: the interpreter binds it (see `never_first`).
+        // An unbound variable is bound to the integer.
         self.b.switch_to_block(var);
-        self.leave(k as i64);
+        let tag = self.b.ins().iconst(I64, INT);
+        self.bind(k, hi, (tag, r));
+        self.done(k, done);
         self.b.switch_to_block(nonvar);
         let int = self.b.ins().icmp_imm_s(IntCC::Equal, t, INT);
         self.require(int, other);
@@ -663,6 +677,10 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.store(to, v);
                 self.forget(a as usize);
             }
+            Instr::PutVarX(x, a) => self.put_var(k, &[x as usize, a as usize]),
+            Instr::PutVarY(y, a) => self.put_var(k, &[y as usize | PERM, a as usize]),
+            Instr::PutVoid(a) => self.put_var(k, &[a as usize]),
+            Instr::InitY(y) => self.put_var(k, &[y as usize | PERM]),
             Instr::GetConst(c, a) => return self.get_const(k, c, a),
             Instr::Arith2(ref t) => return self.arith2(k, t),
             Instr::IsChain(ref t) => return self.is_chain(k, t),
@@ -690,15 +708,77 @@ impl<'a, 'b> Gen<'a, 'b> {
         let (var, nonvar, next) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
         let is_ref = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
         self.b.ins().brif(is_ref, var, &[], nonvar, &[]);
-        // An unbound variable: the interpreter binds it (see `never_first`).
+        // An unbound variable is bound to the constant.
         self.b.switch_to_block(var);
-        self.leave(k as i64);
+        let v = self.constant(c);
+        self.bind(k, hi, v);
+        self.b.ins().jump(next, &[]);
         self.b.switch_to_block(nonvar);
         let same = self.is_const(lo, hi, c);
         let back = self.leaving(BACKTRACK);
         self.b.ins().brif(same, next, &[], back, &[]);
         self.b.switch_to_block(next);
         self.go(k, k + 1);
+    }
+
+    /// Binds the unbound variable at heap address `addr` to the cell `v`,
+    /// on the trail where it is older than the newest choice point (as
+    /// `Store::bind`); where the trail has no room, to the interpreter at
+    /// instruction `k` (nothing has changed yet). What was known of the
+    /// registers' cells dereferenced is not any more.
+    fn bind(&mut self, k: usize, addr: Value, (lo, hi): (Value, Value)) {
+        debug_assert!(k > 0, "an instruction that binds never starts a run");
+        let hb = std::mem::offset_of!(Machine, store.hb) as i32;
+        let tr = std::mem::offset_of!(Machine, store.trail) as i32;
+        let hb = self.b.ins().load(I64, MEM, self.m, hb);
+        let older = self.b.ins().icmp(IntCC::UnsignedLessThan, addr, hb);
+        let (trail, write) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(older, trail, &[], write, &[]);
+        self.b.switch_to_block(trail);
+        let len = self.b.ins().load(I64, MEM, self.m, tr + stack::LEN);
+        let cap = self.b.ins().load(I64, MEM, self.m, tr + stack::CAP);
+        let room = self.b.ins().icmp(IntCC::UnsignedLessThan, len, cap);
+        let full = self.leaving(k as i64);
+        self.require(room, full);
+        let buf = self.b.ins().load(I64, MEM, self.m, tr + stack::PTR);
+        let at = self.b.ins().ishl_imm_u(len, 3);
+        let at = self.b.ins().iadd(buf, at);
+        self.b.ins().store(MEM, addr, at, 0);
+        let len = self.b.ins().iadd_imm_s(len, 1);
+        self.b.ins().store(MEM, len, self.m, tr + stack::LEN);
+        self.b.ins().jump(write, &[]);
+        self.b.switch_to_block(write);
+        let cell = self.b.ins().ishl_imm_u(addr, 4);
+        let cell = self.b.ins().iadd(self.heap, cell);
+        self.store((cell, 0), (lo, hi));
+        self.known.clear();
+    }
+
+    /// A new variable on the heap, given to the register codes `to`; where
+    /// the heap has no room, to the interpreter at instruction `k`.
+    fn put_var(&mut self, k: usize, to: &[usize]) {
+        debug_assert!(k > 0, "an instruction that makes a variable never starts a run");
+        let hp = std::mem::offset_of!(Machine, store.heap) as i32;
+        let len = self.b.ins().load(I64, MEM, self.m, hp + stack::LEN);
+        let cap = self.b.ins().load(I64, MEM, self.m, hp + stack::CAP);
+        let room = self.b.ins().icmp(IntCC::UnsignedLessThan, len, cap);
+        let full = self.leaving(k as i64);
+        self.require(room, full);
+        // The heap's buffer does not move while a run runs (nothing grows
+        // it), so `heap` is still its address.
+        let v = (self.b.ins().iconst(I64, REF), len);
+        let at = self.b.ins().ishl_imm_u(len, 4);
+        let at = self.b.ins().iadd(self.heap, at);
+        self.store((at, 0), v);
+        let len = self.b.ins().iadd_imm_s(len, 1);
+        self.b.ins().store(MEM, len, self.m, hp + stack::LEN);
+        for &code in to {
+            let r = self.reg(code);
+            self.store(r, v);
+            self.forget(code);
+            // An unbound variable dereferences to itself.
+            self.known.push((code, v.0, v.1));
+        }
     }
 
     /// Whether the dereferenced cell `(lo, hi)`, not a variable, is the
@@ -782,32 +862,94 @@ impl<'a, 'b> Gen<'a, 'b> {
             ArgDst::Const(c) => {
                 let (lo, hi) = self.deref(v);
                 let t = self.tag(lo);
-                let var = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
-                let nonvar = self.b.ins().icmp_imm_s(IntCC::Equal, var, 0);
-                self.require(nonvar, interpret);
+                let (var, nonvar, next) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+                let is_ref = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
+                self.b.ins().brif(is_ref, var, &[], nonvar, &[]);
+                self.b.switch_to_block(var);
+                let words = self.constant(c);
+                self.bind(k, hi, words);
+                self.b.ins().jump(next, &[]);
+                self.b.switch_to_block(nonvar);
                 let same = self.is_const(lo, hi, c);
-                self.require(same, back);
+                self.b.ins().brif(same, next, &[], back, &[]);
+                self.b.switch_to_block(next);
             }
             ArgDst::Old(code) => {
-                let (alo, ahi) = self.deref(v);
-                let (blo, bhi) = self.deref_reg(code);
-                let (ta, tb) = (self.tag(alo), self.tag(blo));
-                // Atoms and integers only (a variable would be bound,
-                // anything else unified, by the interpreter).
-                let a_const = self.tag_in(ta, &[ATOM, INT]);
-                let b_const = self.tag_in(tb, &[ATOM, INT]);
-                let consts = self.b.ins().band(a_const, b_const);
-                self.require(consts, interpret);
-                let eq_tags = self.b.ins().icmp(IntCC::Equal, ta, tb);
-                let by_hi = self.b.ins().icmp(IntCC::Equal, ahi, bhi);
-                let by_lo = self.b.ins().icmp(IntCC::Equal, alo, blo);
-                let is_atom = self.b.ins().icmp_imm_s(IntCC::Equal, ta, ATOM);
-                let same = self.b.ins().select(is_atom, by_lo, by_hi);
-                let same = self.b.ins().band(eq_tags, same);
-                self.require(same, back);
+                let a = self.deref(v);
+                self.unify_simple(k, a, code, back, interpret);
             }
         }
         self.done(k, a.done);
+    }
+
+    /// Unifies the dereferenced cell `a` with register code `code`'s, as
+    /// `Store::unify` does where neither is compound (a variable bound to
+    /// the other side, the younger of two variables to the older; atoms
+    /// and integers compared): on to the block after, or to `back` where
+    /// they differ, or to `interpret` for anything else (nothing has
+    /// changed then).
+    fn unify_simple(&mut self, k: usize, (alo, ahi): (Value, Value), code: usize, back: Block, interpret: Block) {
+        let (blo, bhi) = self.deref_reg(code);
+        let (ta, tb) = (self.tag(alo), self.tag(blo));
+        let next = self.b.create_block();
+        let (a_var, a_nonvar, b_var, both_var) =
+            (self.b.create_block(), self.b.create_block(), self.b.create_block(), self.b.create_block());
+        let is_ref = self.b.ins().icmp_imm_s(IntCC::Equal, ta, REF);
+        self.b.ins().brif(is_ref, a_var, &[], a_nonvar, &[]);
+        // `a` a variable: bound to `b` unless `b` is one too.
+        self.b.switch_to_block(a_var);
+        let b_ref = self.b.ins().icmp_imm_s(IntCC::Equal, tb, REF);
+        let a_to_b = self.b.create_block();
+        self.b.ins().brif(b_ref, both_var, &[], a_to_b, &[]);
+        self.b.switch_to_block(a_to_b);
+        let known = self.known.clone();
+        self.bind(k, ahi, (blo, bhi));
+        self.b.ins().jump(next, &[]);
+        // Two variables: the younger (higher) bound to the older.
+        self.b.switch_to_block(both_var);
+        self.known = known.clone();
+        let (younger_a, not_a) = (self.b.create_block(), self.b.create_block());
+        let a_younger = self.b.ins().icmp(IntCC::UnsignedGreaterThan, ahi, bhi);
+        self.b.ins().brif(a_younger, younger_a, &[], not_a, &[]);
+        self.b.switch_to_block(younger_a);
+        self.bind(k, ahi, (blo, bhi));
+        self.b.ins().jump(next, &[]);
+        self.b.switch_to_block(not_a);
+        self.known = known.clone();
+        let (younger_b, same) = (self.b.create_block(), self.b.create_block());
+        let b_younger = self.b.ins().icmp(IntCC::UnsignedGreaterThan, bhi, ahi);
+        self.b.ins().brif(b_younger, younger_b, &[], same, &[]);
+        self.b.switch_to_block(younger_b);
+        self.bind(k, bhi, (alo, ahi));
+        self.b.ins().jump(next, &[]);
+        self.b.switch_to_block(same);
+        self.b.ins().jump(next, &[]);
+        // `a` not a variable: `b` a variable is bound to it.
+        self.b.switch_to_block(a_nonvar);
+        self.known = known;
+        let b_ref = self.b.ins().icmp_imm_s(IntCC::Equal, tb, REF);
+        let consts = self.b.create_block();
+        self.b.ins().brif(b_ref, b_var, &[], consts, &[]);
+        self.b.switch_to_block(b_var);
+        self.bind(k, bhi, (alo, ahi));
+        self.b.ins().jump(next, &[]);
+        // Neither a variable: atoms and integers compared, anything else
+        // unified by the interpreter.
+        self.b.switch_to_block(consts);
+        let a_const = self.tag_in(ta, &[ATOM, INT]);
+        let b_const = self.tag_in(tb, &[ATOM, INT]);
+        let both = self.b.ins().band(a_const, b_const);
+        self.require(both, interpret);
+        let eq_tags = self.b.ins().icmp(IntCC::Equal, ta, tb);
+        let by_hi = self.b.ins().icmp(IntCC::Equal, ahi, bhi);
+        let by_lo = self.b.ins().icmp(IntCC::Equal, alo, blo);
+        let is_atom = self.b.ins().icmp_imm_s(IntCC::Equal, ta, ATOM);
+        let same = self.b.ins().select(is_atom, by_lo, by_hi);
+        let same = self.b.ins().band(eq_tags, same);
+        self.b.ins().brif(same, next, &[], back, &[]);
+        self.b.switch_to_block(next);
+        // Paths with and without a binding join here.
+        self.known.clear();
     }
 
     fn arith2(&mut self, k: usize, t: &Arith2) {
@@ -1079,7 +1221,17 @@ mod tests {
                    two(I, T, R) :- J is I + 0, arg(J, T, A), arg(1, T, B), K is J * 2, R = K-A-B.\n\
                    same(I, T, R) :- J is I + 0, arg(J, T, A), arg(2, T, A), K is J + 1, R = K-A.\n\
                    scan(T, L) :- findall(I-A, (between(1, 9, I), J is I + 0, arg(J, T, A), J > 0), L).\n";
-        let terms = ["f(w, 3, X, g(1), 2.5, \"s\", w, [])", "f(w, w)", "f(3, 3)", "[w|3]", "[a]", "foo", "7", "_"];
+        let terms = [
+            "f(w, 3, X, g(1), 2.5, \"s\", w, [])",
+            "f(w, w)",
+            "f(3, 3)",
+            "f(P, Q, P)",
+            "[w|3]",
+            "[a]",
+            "foo",
+            "7",
+            "_",
+        ];
         let mut queries = Vec::new();
         for t in terms {
             for i in ["-1", "0", "1", "2", "3", "4", "5", "6", "8", "9", "a", "1.0", "_"] {
@@ -1095,6 +1247,45 @@ mod tests {
         queries.push("X = f(A, B), con(1, X), int(2, X)".into());
         queries.push("X = f(A, B), old(1, X, Y), Y = 1".into());
         let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
+        both_ways(src, &queries);
+    }
+
+    /// Bindings and new variables in runs: trailed where a choice point
+    /// is younger than the variable (so that backtracking undoes them, as
+    /// each `findall/3` answer and the failure-driven loop show), not
+    /// where it is older; the younger of two variables bound to the
+    /// older; and enough of them that the heap and the trail fill up and
+    /// are grown by the interpreter.
+    #[test]
+    fn bindings_and_new_variables_are_the_interpreters() {
+        let src = "times(A, B) :- A >= 0, B is A * 10.\n\
+                   name(A, B) :- A >= 0, B = w.\n\
+                   pair(A, R) :- J is A + 0, q(J, V, W), K is J + 1, R = K-V-W.\n\
+                   q(1, a, b).\n\
+                   q(2, V, V).\n\
+                   q(_, _, _).\n\
+                   link(T, A, B) :- J is 1 + 0, arg(J, T, A), arg(2, T, B), K is J + 1, K > 0.\n\
+                   fresh(N, L) :- J is N + 0, length(L, J), fill(L, 0).\n\
+                   fill([], _).\n\
+                   fill([X|Xs], I) :- J is I + 1, X is J * 2, fill(Xs, J).\n\
+                   loop(N) :- between(1, N, I), J is I + 0, times(J, X), X =:= J * 10, name(J, Y), Y == w, fail.\n\
+                   loop(_).\n";
+        let queries = [
+            "findall(X-Y, (member(X, [1, 2, 3]), times(X, Y)), L)",
+            "findall(X-Y, (member(X, [1, 2, 3]), name(X, Y)), L)",
+            "Y = 20, findall(X, (member(X, [1, 2, 3]), times(X, Y)), L)",
+            "findall(R, (member(A, [1, 2, 3]), pair(A, R)), L)",
+            "pair(2, R)",
+            "T = f(P, Q), link(T, A, B), A == P, B == Q",
+            "T = f(P, Q), link(T, Q, P), P == Q",
+            "link(f(1, 2), A, B)",
+            "link(f(1, 2), 1, 3)",
+            "link(f(X, 2), 1, B)",
+            "fresh(3, L)",
+            "fresh(5000, L), last(L, X)",
+            "findall(N, (between(1, 3000, N), fresh(3, _)), L), length(L, K)",
+            "loop(20000)",
+        ];
         both_ways(src, &queries);
     }
 

@@ -412,7 +412,9 @@ impl Machine {
                         // SAFETY: the run's code reads and writes only the
                         // registers and slots its instructions name, heap
                         // cells of live terms and the step count, as the
-                        // interpreter would; it adds nothing to the heap.
+                        // interpreter would, and pushes onto the heap and
+                        // the trail only while they have room (it never
+                        // moves their buffers).
                         let to = unsafe { (run.f)(x, y, heap, self) };
                         if to < 0 {
                             backtrack!();
