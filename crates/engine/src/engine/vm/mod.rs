@@ -628,6 +628,10 @@ pub struct Vm {
     /// Cranelift has no backend for the processor, or with
     /// `TABULA_NATIVE=0`.
     pub native: Option<Box<native::Native>>,
+    /// Where native code that stops inside a compound term's arguments
+    /// leaves the interpreter's `s` and `wr` (see `native`).
+    pub s: usize,
+    pub wr: bool,
 }
 
 /// One node of a meta-called goal's shape, in prefix order: a control
@@ -670,6 +674,8 @@ impl Default for Vm {
             } else {
                 native::Native::new().map(Box::new)
             },
+            s: 0,
+            wr: false,
         }
     }
 }

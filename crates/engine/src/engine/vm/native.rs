@@ -14,7 +14,7 @@
 //! instruction, or `BACKTRACK`.
 
 use super::{AOp, ArgDst, ArgFast, Arith2, Arith2Op, INDEX, Instr, IsChain, Opd, PERM, TestFast, TestOp, TypeTest};
-use crate::engine::atoms::atom;
+use crate::engine::atoms::{Atom, atom};
 use crate::engine::machine::Machine;
 use crate::engine::stack;
 use crate::engine::term::Cell;
@@ -36,6 +36,11 @@ pub type RunFn = unsafe extern "C" fn(x: *mut Cell, y: *mut Cell, heap: *mut Cel
 /// The run's function returns it to backtrack.
 pub const BACKTRACK: i64 = -1;
 
+/// The run's function returns it, having changed nothing, when the heap
+/// or the trail has less room than the run may take (`NativeRun::heap`,
+/// `NativeRun::trail`): the interpreter grows them and calls it again.
+pub const GROW: i64 = -2;
+
 /// A run compiled to native code, in place of its first instruction
 /// (kept, for whatever reads the code).
 pub struct NativeRun {
@@ -43,6 +48,9 @@ pub struct NativeRun {
     pub first: Instr,
     /// How many instructions the run spans.
     pub len: u32,
+    /// The most heap cells and trail entries one call of the run pushes.
+    pub heap: u32,
+    pub trail: u32,
 }
 
 impl std::fmt::Debug for NativeRun {
@@ -79,27 +87,58 @@ pub(crate) fn words(c: Cell) -> (i64, i64) {
 }
 
 /// Whether `ins` may not start a run, which replaces its first
-/// instruction:
-/// - one that may bind a variable or make a new one. Native code binds
-///   and pushes while the trail and the heap have room, and calls
-///   nothing (a function that calls nothing saves no registers): where
-///   one is full, it hands the instruction back to the interpreter,
-///   which runs it from its start (nothing has changed for it yet) and
-///   grows it. The run's first instruction cannot be handed back (it is
-///   the run's `Native`). (Nor, then, does a clause's first `GetConst [],
-///   0` start one, which `Cont::past_nil_test` looks for.)
-/// - `Arg`, which `between_scan` looks for after a call of `between/3`.
+/// instruction (a run hands an instruction back to the interpreter only
+/// where it has changed nothing for it; at the run's first instruction,
+/// that would be the run's `Native` again):
+/// - `Arg`, which may hand itself back (to unify compound terms), and
+///   which `between_scan` looks for after a call of `between/3`;
+/// - a clause's first `GetConst [], 0`, which `Cont::past_nil_test`
+///   looks for;
+/// - the `Unify*` instructions, whose compound term's `GetStruct` or
+///   `PutStruct` (or list) must be in the run (see `lower`).
 fn never_first(ins: &Instr) -> bool {
     match ins {
-        Instr::GetConst(..)
-        | Instr::Arg(_)
-        | Instr::PutVarX(..)
-        | Instr::PutVarY(..)
-        | Instr::PutVoid(_)
-        | Instr::InitY(_) => true,
-        Instr::Arith2(t) => matches!(t.op, Arith2Op::Is(_, _, false)),
-        Instr::IsChain(t) => !t.new,
-        _ => false,
+        Instr::Arg(_) | Instr::GetConst(Cell::Atom(atom::NIL), 0) => true,
+        i => is_unify(i),
+    }
+}
+
+/// Whether `ins` fills the next argument of a compound term (in the
+/// interpreter's `s` and `wr`).
+fn is_unify(ins: &Instr) -> bool {
+    matches!(
+        ins,
+        Instr::UnifyVarX(_)
+            | Instr::UnifyVarY(_)
+            | Instr::UnifyVarYs(_)
+            | Instr::UnifyValX(_)
+            | Instr::UnifyValY(_)
+            | Instr::UnifyConst(_)
+            | Instr::UnifyVoid
+            | Instr::UnifyTerm(_)
+    )
+}
+
+/// Whether `ins` starts a compound term whose arguments the `Unify*`
+/// instructions after it fill.
+fn opens(ins: &Instr) -> bool {
+    matches!(ins, Instr::GetStruct(..) | Instr::PutStruct(..) | Instr::GetList(_) | Instr::PutList(_))
+}
+
+/// The most heap cells and trail entries `ins` pushes in native code.
+fn needs(ins: &Instr) -> (u32, u32) {
+    match ins {
+        Instr::PutVarX(..) | Instr::PutVarY(..) | Instr::PutVoid(_) | Instr::InitY(_) => (1, 0),
+        Instr::GetStruct(_, n, _) => (1 + n, 1),
+        Instr::PutStruct(_, n, _) => (1 + n, 0),
+        Instr::GetList(_) => (2, 1),
+        Instr::PutList(_) => (2, 0),
+        Instr::GetConst(..) | Instr::Arg(_) | Instr::UnifyValX(_) | Instr::UnifyValY(_) | Instr::UnifyConst(_) => {
+            (0, 1)
+        }
+        Instr::Arith2(t) if matches!(t.op, Arith2Op::Is(_, _, false)) => (0, 1),
+        Instr::IsChain(t) if !t.new => (0, 1),
+        _ => (0, 0),
     }
 }
 
@@ -123,7 +162,18 @@ fn translatable(ins: &Instr) -> bool {
         | Instr::PutVarX(..)
         | Instr::PutVarY(..)
         | Instr::PutVoid(_)
-        | Instr::InitY(_) => true,
+        | Instr::InitY(_)
+        | Instr::GetStruct(..)
+        | Instr::PutStruct(..)
+        | Instr::GetList(_)
+        | Instr::PutList(_)
+        | Instr::UnifyVarX(_)
+        | Instr::UnifyVarY(_)
+        | Instr::UnifyVarYs(_)
+        | Instr::UnifyValX(_)
+        | Instr::UnifyValY(_)
+        | Instr::UnifyVoid => true,
+        Instr::UnifyConst(c) => constant(c),
         Instr::PutConst(c, _) | Instr::GetConst(c, _) => constant(c),
         Instr::Arith2(t) => {
             leaf(&t.a)
@@ -245,18 +295,27 @@ impl Native {
             }
             // The instructions the run's native code runs: translatable
             // ones, each fast path followed by what its success skips.
+            // A `Unify*` instruction is in the run only with the
+            // instruction that opened its compound term, and those
+            // between: the run keeps `s` and `wr` itself.
             let mut natives = Vec::new();
+            let (mut heap, mut trail) = (0u32, 0u32);
+            let mut open = false;
             let mut e = i;
-            while e < n && translatable(&code[e]) && (e == i || !target[e]) {
+            while e < n && translatable(&code[e]) && (e == i || !target[e]) && (open || !is_unify(&code[e])) {
+                open = opens(&code[e]) || (open && is_unify(&code[e]));
                 natives.push(e - i);
+                let (h, t) = needs(&code[e]);
+                heap = heap.saturating_add(h);
+                trail = trail.saturating_add(t);
                 e += fast_path(&code[e]).map_or(1, |(done, _)| done as usize);
             }
             let e = e.min(n);
             if natives.len() >= 2
-                && let Some(f) = self.compile(&code[i..e], &natives)
+                && let Some(f) = self.compile(&code[i..e], &natives, heap, trail)
             {
                 let first = std::mem::replace(&mut code[i], Instr::Fail);
-                code[i] = Instr::Native(Box::new(NativeRun { f, first, len: (e - i) as u32 }));
+                code[i] = Instr::Native(Box::new(NativeRun { f, first, len: (e - i) as u32, heap, trail }));
                 self.runs += 1;
                 self.spanned += natives.len() as u64;
             }
@@ -265,7 +324,7 @@ impl Native {
     }
 
     /// The function of a run (`None` if Cranelift refuses it).
-    fn compile(&mut self, run: &[Instr], natives: &[usize]) -> Option<RunFn> {
+    fn compile(&mut self, run: &[Instr], natives: &[usize], heap: u32, trail: u32) -> Option<RunFn> {
         let ptr = self.module.target_config().pointer_type();
         let mut sig = self.module.make_signature();
         sig.params.extend([AbiParam::new(ptr); 4]);
@@ -278,6 +337,7 @@ impl Native {
         {
             let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
             let mut g = Gen::new(&mut b, run, natives);
+            g.room(heap, trail);
             g.body();
             b.seal_all_blocks();
             b.finalize(self.module.target_config());
@@ -342,6 +402,12 @@ struct Gen<'a, 'b> {
     /// The instructions that more than the one before them in the run
     /// can lead to (where `known` is forgotten).
     joins: Vec<bool>,
+    /// The interpreter's `s` and `wr` (see `Gen::new`), and whether the
+    /// run sets them (then it leaves them in the machine for the
+    /// interpreter when it leaves).
+    s: Variable,
+    wr: Variable,
+    groups: bool,
 }
 
 const MEM: MemFlagsData = MemFlagsData::trusted();
@@ -364,7 +430,13 @@ impl<'a, 'b> Gen<'a, 'b> {
         let steps = b.declare_var(I64);
         let zero = b.ins().iconst(I64, 0);
         b.def_var(steps, zero);
-        b.ins().jump(at[0].expect("a run starts with a native instruction"), &[]);
+        // The compound term's next argument and whether it is being
+        // built, as the interpreter's `s` and `wr` (a run holds the
+        // instruction that set them before it uses them).
+        let (s, wr) = (b.declare_var(I64), b.declare_var(I64));
+        b.def_var(s, zero);
+        b.def_var(wr, zero);
+        let groups = natives.iter().any(|&k| opens(&run[k]));
         // Where each native instruction goes on (success, and failure
         // when that is a jump): an instruction reached other than from
         // the one before it is a join.
@@ -378,7 +450,62 @@ impl<'a, 'b> Gen<'a, 'b> {
                 }
             }
         }
-        Gen { b, run, natives, at, x, y, heap, m, exits: Vec::new(), lo, hi, steps, known: Vec::new(), joins }
+        Gen {
+            b,
+            run,
+            natives,
+            at,
+            x,
+            y,
+            heap,
+            m,
+            exits: Vec::new(),
+            lo,
+            hi,
+            steps,
+            s,
+            wr,
+            groups,
+            known: Vec::new(),
+            joins,
+        }
+    }
+
+    /// Ends the entry block: on to the first instruction when the heap
+    /// and the trail have room for what the run may push, else back to
+    /// the interpreter to grow them (`GROW`, nothing changed), so that
+    /// nothing inside the run checks.
+    fn room(&mut self, heap: u32, trail: u32) {
+        let first = self.at[0].expect("a run starts with a native instruction");
+        let mut fits = None;
+        for (need, off) in [
+            (heap, std::mem::offset_of!(Machine, store.heap) as i32),
+            (trail, std::mem::offset_of!(Machine, store.trail) as i32),
+        ] {
+            if need == 0 {
+                continue;
+            }
+            let len = self.b.ins().load(I64, MEM, self.m, off + stack::LEN);
+            let cap = self.b.ins().load(I64, MEM, self.m, off + stack::CAP);
+            let free = self.b.ins().isub(cap, len);
+            let ok = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, free, need as i64);
+            fits = Some(match fits {
+                None => ok,
+                Some(f) => self.b.ins().band(f, ok),
+            });
+        }
+        match fits {
+            None => {
+                self.b.ins().jump(first, &[]);
+            }
+            Some(ok) => {
+                let grow = self.b.create_block();
+                self.b.ins().brif(ok, first, &[], grow, &[]);
+                self.b.switch_to_block(grow);
+                let v = self.b.ins().iconst(I64, GROW);
+                self.b.ins().return_(&[v]);
+            }
+        }
     }
 
     fn body(&mut self) {
@@ -398,6 +525,12 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     /// Returns `to` to the interpreter, with the steps taken.
     fn leave(&mut self, to: i64) {
+        if self.groups && to != BACKTRACK {
+            let sv = self.b.use_var(self.s);
+            let wr = self.b.use_var(self.wr);
+            self.b.ins().store(MEM, sv, self.m, std::mem::offset_of!(Machine, vm.s) as i32);
+            self.b.ins().istore8(MEM, wr, self.m, std::mem::offset_of!(Machine, vm.wr) as i32);
+        }
         let off = std::mem::offset_of!(Machine, steps) as i32;
         let taken = self.b.use_var(self.steps);
         let s = self.b.ins().load(I64, MEM, self.m, off);
@@ -621,7 +754,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         // An unbound variable is bound to the integer.
         self.b.switch_to_block(var);
         let tag = self.b.ins().iconst(I64, INT);
-        self.bind(k, hi, (tag, r));
+        self.bind(hi, (tag, r));
         self.done(k, done);
         self.b.switch_to_block(nonvar);
         let int = self.b.ins().icmp_imm_s(IntCC::Equal, t, INT);
@@ -677,10 +810,25 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.store(to, v);
                 self.forget(a as usize);
             }
-            Instr::PutVarX(x, a) => self.put_var(k, &[x as usize, a as usize]),
-            Instr::PutVarY(y, a) => self.put_var(k, &[y as usize | PERM, a as usize]),
-            Instr::PutVoid(a) => self.put_var(k, &[a as usize]),
-            Instr::InitY(y) => self.put_var(k, &[y as usize | PERM]),
+            Instr::PutVarX(x, a) => self.put_var(&[x as usize, a as usize]),
+            Instr::PutVarY(y, a) => self.put_var(&[y as usize | PERM, a as usize]),
+            Instr::PutVoid(a) => self.put_var(&[a as usize]),
+            Instr::InitY(y) => self.put_var(&[y as usize | PERM]),
+            Instr::GetStruct(f, n, a) => return self.get_compound(k, Some((f, n)), a),
+            Instr::GetList(a) => return self.get_compound(k, None, a),
+            Instr::PutStruct(f, n, a) => self.put_compound(Some((f, n)), a),
+            Instr::PutList(a) => self.put_compound(None, a),
+            Instr::UnifyVarX(x) => self.unify_var(x as usize),
+            Instr::UnifyVarY(y) => self.unify_var(y as usize | PERM),
+            Instr::UnifyVarYs(ref run) => {
+                for &y in run.iter() {
+                    self.unify_var(y as usize | PERM);
+                }
+            }
+            Instr::UnifyVoid => self.unify_void(),
+            Instr::UnifyValX(x) => return self.unify_val(k, x as usize),
+            Instr::UnifyValY(y) => return self.unify_val(k, y as usize | PERM),
+            Instr::UnifyConst(c) => return self.unify_const(k, c),
             Instr::GetConst(c, a) => return self.get_const(k, c, a),
             Instr::Arith2(ref t) => return self.arith2(k, t),
             Instr::IsChain(ref t) => return self.is_chain(k, t),
@@ -711,7 +859,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         // An unbound variable is bound to the constant.
         self.b.switch_to_block(var);
         let v = self.constant(c);
-        self.bind(k, hi, v);
+        self.bind(hi, v);
         self.b.ins().jump(next, &[]);
         self.b.switch_to_block(nonvar);
         let same = self.is_const(lo, hi, c);
@@ -723,11 +871,9 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     /// Binds the unbound variable at heap address `addr` to the cell `v`,
     /// on the trail where it is older than the newest choice point (as
-    /// `Store::bind`); where the trail has no room, to the interpreter at
-    /// instruction `k` (nothing has changed yet). What was known of the
-    /// registers' cells dereferenced is not any more.
-    fn bind(&mut self, k: usize, addr: Value, (lo, hi): (Value, Value)) {
-        debug_assert!(k > 0, "an instruction that binds never starts a run");
+    /// `Store::bind`; the run made room for it on entry). What was known
+    /// of the registers' cells dereferenced is not any more.
+    fn bind(&mut self, addr: Value, (lo, hi): (Value, Value)) {
         let hb = std::mem::offset_of!(Machine, store.hb) as i32;
         let tr = std::mem::offset_of!(Machine, store.trail) as i32;
         let hb = self.b.ins().load(I64, MEM, self.m, hb);
@@ -736,10 +882,6 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().brif(older, trail, &[], write, &[]);
         self.b.switch_to_block(trail);
         let len = self.b.ins().load(I64, MEM, self.m, tr + stack::LEN);
-        let cap = self.b.ins().load(I64, MEM, self.m, tr + stack::CAP);
-        let room = self.b.ins().icmp(IntCC::UnsignedLessThan, len, cap);
-        let full = self.leaving(k as i64);
-        self.require(room, full);
         let buf = self.b.ins().load(I64, MEM, self.m, tr + stack::PTR);
         let at = self.b.ins().ishl_imm_u(len, 3);
         let at = self.b.ins().iadd(buf, at);
@@ -754,24 +896,226 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.known.clear();
     }
 
-    /// A new variable on the heap, given to the register codes `to`; where
-    /// the heap has no room, to the interpreter at instruction `k`.
-    fn put_var(&mut self, k: usize, to: &[usize]) {
-        debug_assert!(k > 0, "an instruction that makes a variable never starts a run");
+    /// `n` new cells on the heap (the run made room for them on entry):
+    /// the address of the first. The heap's buffer does not move while a
+    /// run runs (nothing grows it), so `heap` is still its address.
+    fn push(&mut self, n: i64) -> Value {
         let hp = std::mem::offset_of!(Machine, store.heap) as i32;
         let len = self.b.ins().load(I64, MEM, self.m, hp + stack::LEN);
-        let cap = self.b.ins().load(I64, MEM, self.m, hp + stack::CAP);
-        let room = self.b.ins().icmp(IntCC::UnsignedLessThan, len, cap);
-        let full = self.leaving(k as i64);
-        self.require(room, full);
-        // The heap's buffer does not move while a run runs (nothing grows
-        // it), so `heap` is still its address.
-        let v = (self.b.ins().iconst(I64, REF), len);
-        let at = self.b.ins().ishl_imm_u(len, 4);
-        let at = self.b.ins().iadd(self.heap, at);
-        self.store((at, 0), v);
-        let len = self.b.ins().iadd_imm_s(len, 1);
-        self.b.ins().store(MEM, len, self.m, hp + stack::LEN);
+        let top = self.b.ins().iadd_imm_s(len, n);
+        self.b.ins().store(MEM, top, self.m, hp + stack::LEN);
+        len
+    }
+
+    /// The address of heap cell `a`.
+    fn cell_at(&mut self, a: Value) -> (Value, i32) {
+        let off = self.b.ins().ishl_imm_u(a, 4);
+        (self.b.ins().iadd(self.heap, off), 0)
+    }
+
+    /// `GetStruct` (`fun`) or `GetList` (`None`) on register `a`: a
+    /// compound term with that functor is read, its arguments from `s`;
+    /// an unbound variable is bound to a new one, whose arguments the
+    /// `Unify*` instructions after it build; anything else fails.
+    fn get_compound(&mut self, k: usize, fun: Option<(Atom, u32)>, a: u32) {
+        let (lo, hi) = self.deref_reg(a as usize);
+        let t = self.tag(lo);
+        let (var, nonvar, read, next) =
+            (self.b.create_block(), self.b.create_block(), self.b.create_block(), self.b.create_block());
+        let back = self.leaving(BACKTRACK);
+        let is_ref = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
+        self.b.ins().brif(is_ref, var, &[], nonvar, &[]);
+        self.b.switch_to_block(nonvar);
+        let first = match fun {
+            Some((f, n)) => {
+                let is_str = self.b.ins().icmp_imm_s(IntCC::Equal, t, STR);
+                self.require(is_str, back);
+                let at = self.cell_at(hi);
+                let name = self.b.ins().load(I64, MEM, at.0, 0);
+                // The arity is 32 bits (what follows is padding).
+                let arity = self.b.ins().uload32(MEM, at.0, 8);
+                let same_name = self.b.ins().icmp_imm_s(IntCC::Equal, name, words(Cell::Fun(f, n)).0);
+                let same_arity = self.b.ins().icmp_imm_s(IntCC::Equal, arity, n as i64);
+                let same = self.b.ins().band(same_name, same_arity);
+                self.b.ins().brif(same, read, &[], back, &[]);
+                self.b.switch_to_block(read);
+                self.b.ins().iadd_imm_s(hi, 1)
+            }
+            None => {
+                let is_lst = self.b.ins().icmp_imm_s(IntCC::Equal, t, LST);
+                self.b.ins().brif(is_lst, read, &[], back, &[]);
+                self.b.switch_to_block(read);
+                hi
+            }
+        };
+        let zero = self.b.ins().iconst(I64, 0);
+        self.b.def_var(self.s, first);
+        self.b.def_var(self.wr, zero);
+        self.b.ins().jump(next, &[]);
+        self.b.switch_to_block(var);
+        let term = self.new_compound(fun);
+        self.bind(hi, term);
+        self.b.ins().jump(next, &[]);
+        self.b.switch_to_block(next);
+        self.known.clear();
+        self.go(k, k + 1);
+    }
+
+    /// A new compound term (`fun`, or a list cell), its arguments to be
+    /// built from `s` on (`wr`): the term's cell.
+    fn new_compound(&mut self, fun: Option<(Atom, u32)>) -> (Value, Value) {
+        let (size, tag) = match fun {
+            Some((_, n)) => (1 + n as i64, STR),
+            None => (2, LST),
+        };
+        let h = self.push(size);
+        let first = match fun {
+            Some((f, n)) => {
+                let at = self.cell_at(h);
+                let header = self.constant(Cell::Fun(f, n));
+                self.store(at, header);
+                self.b.ins().iadd_imm_s(h, 1)
+            }
+            None => h,
+        };
+        let one = self.b.ins().iconst(I64, 1);
+        self.b.def_var(self.s, first);
+        self.b.def_var(self.wr, one);
+        (self.b.ins().iconst(I64, tag), h)
+    }
+
+    /// `PutStruct` (`fun`) or `PutList` (`None`) into register `a`.
+    fn put_compound(&mut self, fun: Option<(Atom, u32)>, a: u32) {
+        let term = self.new_compound(fun);
+        let to = self.xa(a);
+        self.store(to, term);
+        self.forget(a as usize);
+    }
+
+    /// Goes on to a new block when building (`wr`), to `read` when
+    /// reading: the new block.
+    fn by_mode(&mut self, read: Block) -> Block {
+        let write = self.b.create_block();
+        let wr = self.b.use_var(self.wr);
+        self.b.ins().brif(wr, write, &[], read, &[]);
+        self.b.switch_to_block(write);
+        write
+    }
+
+    /// On to the compound term's next argument.
+    fn next_arg(&mut self) {
+        let sv = self.b.use_var(self.s);
+        let sv = self.b.ins().iadd_imm_s(sv, 1);
+        self.b.def_var(self.s, sv);
+    }
+
+    /// `UnifyVar*`: the argument at `s` to register code `code`: a new
+    /// variable there when building.
+    fn unify_var(&mut self, code: usize) {
+        let (read, join) = (self.b.create_block(), self.b.create_block());
+        self.b.append_block_param(join, I64);
+        self.b.append_block_param(join, I64);
+        self.by_mode(read);
+        let sv = self.b.use_var(self.s);
+        let at = self.cell_at(sv);
+        let v = (self.b.ins().iconst(I64, REF), sv);
+        self.store(at, v);
+        self.b.ins().jump(join, &[v.0.into(), v.1.into()]);
+        self.b.switch_to_block(read);
+        let sv = self.b.use_var(self.s);
+        let at = self.cell_at(sv);
+        let (lo, hi) = self.load(at);
+        self.b.ins().jump(join, &[lo.into(), hi.into()]);
+        self.b.switch_to_block(join);
+        let (lo, hi) = match *self.b.block_params(join) {
+            [lo, hi] => (lo, hi),
+            _ => unreachable!("two parameters"),
+        };
+        let to = self.reg(code);
+        self.store(to, (lo, hi));
+        self.forget(code);
+        self.next_arg();
+    }
+
+    /// `UnifyVoid`: a new variable at `s` when building.
+    fn unify_void(&mut self) {
+        let join = self.b.create_block();
+        self.by_mode(join);
+        let sv = self.b.use_var(self.s);
+        let at = self.cell_at(sv);
+        let v = (self.b.ins().iconst(I64, REF), sv);
+        self.store(at, v);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+        self.next_arg();
+    }
+
+    /// `UnifyVal*`: register code `code`'s cell stored at `s` when
+    /// building, unified with the argument there when reading (handed
+    /// back to the interpreter, with `s` and `wr`, where that is not
+    /// simple).
+    fn unify_val(&mut self, k: usize, code: usize) {
+        let (read, join) = (self.b.create_block(), self.b.create_block());
+        self.by_mode(read);
+        let sv = self.b.use_var(self.s);
+        let at = self.cell_at(sv);
+        let from = self.reg(code);
+        self.copy(from, at);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(read);
+        let sv = self.b.use_var(self.s);
+        let at = self.cell_at(sv);
+        let c = self.load(at);
+        let a = self.deref(c);
+        let back = self.leaving(BACKTRACK);
+        let interpret = self.leaving(k as i64);
+        self.unify_simple(a, code, back, interpret);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+        self.known.clear();
+        self.next_arg();
+        self.go(k, k + 1);
+    }
+
+    /// `UnifyConst`: the constant stored at `s` when building; when
+    /// reading, the argument there bound to it or compared.
+    fn unify_const(&mut self, k: usize, c: Cell) {
+        let (read, join) = (self.b.create_block(), self.b.create_block());
+        self.by_mode(read);
+        let sv = self.b.use_var(self.s);
+        let at = self.cell_at(sv);
+        let v = self.constant(c);
+        self.store(at, v);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(read);
+        let sv = self.b.use_var(self.s);
+        let at = self.cell_at(sv);
+        let cell = self.load(at);
+        let (lo, hi) = self.deref(cell);
+        let t = self.tag(lo);
+        let (var, nonvar) = (self.b.create_block(), self.b.create_block());
+        let is_ref = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
+        self.b.ins().brif(is_ref, var, &[], nonvar, &[]);
+        self.b.switch_to_block(var);
+        let v = self.constant(c);
+        self.bind(hi, v);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(nonvar);
+        let same = self.is_const(lo, hi, c);
+        let back = self.leaving(BACKTRACK);
+        self.b.ins().brif(same, join, &[], back, &[]);
+        self.b.switch_to_block(join);
+        self.known.clear();
+        self.next_arg();
+        self.go(k, k + 1);
+    }
+
+    /// A new variable on the heap, given to the register codes `to`.
+    fn put_var(&mut self, to: &[usize]) {
+        let h = self.push(1);
+        let v = (self.b.ins().iconst(I64, REF), h);
+        let at = self.cell_at(h);
+        self.store(at, v);
         for &code in to {
             let r = self.reg(code);
             self.store(r, v);
@@ -867,7 +1211,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.b.ins().brif(is_ref, var, &[], nonvar, &[]);
                 self.b.switch_to_block(var);
                 let words = self.constant(c);
-                self.bind(k, hi, words);
+                self.bind(hi, words);
                 self.b.ins().jump(next, &[]);
                 self.b.switch_to_block(nonvar);
                 let same = self.is_const(lo, hi, c);
@@ -876,7 +1220,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
             ArgDst::Old(code) => {
                 let a = self.deref(v);
-                self.unify_simple(k, a, code, back, interpret);
+                self.unify_simple(a, code, back, interpret);
             }
         }
         self.done(k, a.done);
@@ -888,7 +1232,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// and integers compared): on to the block after, or to `back` where
     /// they differ, or to `interpret` for anything else (nothing has
     /// changed then).
-    fn unify_simple(&mut self, k: usize, (alo, ahi): (Value, Value), code: usize, back: Block, interpret: Block) {
+    fn unify_simple(&mut self, (alo, ahi): (Value, Value), code: usize, back: Block, interpret: Block) {
         let (blo, bhi) = self.deref_reg(code);
         let (ta, tb) = (self.tag(alo), self.tag(blo));
         let next = self.b.create_block();
@@ -903,7 +1247,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().brif(b_ref, both_var, &[], a_to_b, &[]);
         self.b.switch_to_block(a_to_b);
         let known = self.known.clone();
-        self.bind(k, ahi, (blo, bhi));
+        self.bind(ahi, (blo, bhi));
         self.b.ins().jump(next, &[]);
         // Two variables: the younger (higher) bound to the older.
         self.b.switch_to_block(both_var);
@@ -912,7 +1256,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let a_younger = self.b.ins().icmp(IntCC::UnsignedGreaterThan, ahi, bhi);
         self.b.ins().brif(a_younger, younger_a, &[], not_a, &[]);
         self.b.switch_to_block(younger_a);
-        self.bind(k, ahi, (blo, bhi));
+        self.bind(ahi, (blo, bhi));
         self.b.ins().jump(next, &[]);
         self.b.switch_to_block(not_a);
         self.known = known.clone();
@@ -920,7 +1264,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let b_younger = self.b.ins().icmp(IntCC::UnsignedGreaterThan, bhi, ahi);
         self.b.ins().brif(b_younger, younger_b, &[], same, &[]);
         self.b.switch_to_block(younger_b);
-        self.bind(k, bhi, (alo, ahi));
+        self.bind(bhi, (alo, ahi));
         self.b.ins().jump(next, &[]);
         self.b.switch_to_block(same);
         self.b.ins().jump(next, &[]);
@@ -931,7 +1275,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let consts = self.b.create_block();
         self.b.ins().brif(b_ref, b_var, &[], consts, &[]);
         self.b.switch_to_block(b_var);
-        self.bind(k, bhi, (alo, ahi));
+        self.bind(bhi, (alo, ahi));
         self.b.ins().jump(next, &[]);
         // Neither a variable: atoms and integers compared, anything else
         // unified by the interpreter.
@@ -1285,6 +1629,74 @@ mod tests {
             "fresh(5000, L), last(L, X)",
             "findall(N, (between(1, 3000, N), fresh(3, _)), L), length(L, K)",
             "loop(20000)",
+        ];
+        both_ways(src, &queries);
+    }
+
+    /// Compound terms in runs, read and built (`GetStruct`, `GetList`,
+    /// `PutStruct`, `PutList` and their `Unify*` instructions): heads and
+    /// bodies in both modes, nested terms and constants that leave the
+    /// rest of the term to the interpreter, arguments unified where that
+    /// needs the interpreter (it goes on inside the term from where the
+    /// run stopped), bindings undone on backtracking, and enough terms
+    /// that the heap and the trail are grown between calls of a run.
+    #[test]
+    fn compound_terms_are_the_interpreters() {
+        let src = "pt(p(X, Y), X, Y).\n\
+                   mk(X, Y, T) :- J is X + 1, T = p(J, Y).\n\
+                   bld(X, T) :- J is X + 0, T = f(J, [J, a], g(J), \"s\", 1.5, W, W).\n\
+                   lst([H|T], H, T).\n\
+                   cp(s(A, B, C), s(A, B2, C)) :- B2 is B + 1.\n\
+                   eq(f(A, A), B) :- B = A.\n\
+                   pair(X, Y, [X-Y, Y-X]).\n\
+                   mklist(0, []) :- !.\n\
+                   mklist(N, [p(N, M)|T]) :- M is N - 1, mklist(M, T).\n\
+                   deep(N, T) :- findall(X, (between(1, N, I), J is I + 0, X = p(J, q(J), [J])), T).\n";
+        let queries = [
+            "pt(p(1, 2), X, Y)",
+            "pt(T, 1, 2)",
+            "pt(T, X, Y)",
+            "pt(q(1, 2), X, Y)",
+            "pt(p(1), X, Y)",
+            "pt(p(1, 2), 2, Y)",
+            "pt(p(f(Z), b), f(1), B)",
+            "pt([a|b], X, Y)",
+            "mk(1, y, T)",
+            "mk(1, y, p(2, y))",
+            "mk(1, y, p(3, y))",
+            "mk(1, y, p(2, Z))",
+            "mk(1, y, q(2, y))",
+            "mk(1, y, 7)",
+            "bld(1, T)",
+            "bld(1, f(1, L, G, S, F, a, A))",
+            "bld(1, f(1, [1, b], _, _, _, _, _))",
+            "bld(1, f(1, [1, a], g(1), \"s\", 1.5, b, c))",
+            "lst([1, 2, 3], H, T)",
+            "lst(L, a, [b])",
+            "lst([], H, T)",
+            "lst(foo, H, T)",
+            "cp(s(1, 2, 3), T)",
+            "cp(S, s(1, 3, 2))",
+            "cp(s(1, 2, 3), s(1, 3, 3))",
+            "cp(s(1, 2, 3), s(1, 4, 3))",
+            "cp(s(X, 2, Y), s(a, Z, b))",
+            "cp(s(f(X), 2, [Y]), s(f(1), Z, [2]))",
+            "cp(s(f(X), 2, [Y]), s(g(1), Z, [2]))",
+            "eq(f(g(1), g(1)), B)",
+            "eq(f(g(1), g(2)), B)",
+            "eq(f(X, g(Y)), B)",
+            "eq(f(1, 1), B)",
+            "eq(f(1, 2), B)",
+            "eq(F, 3)",
+            "pair(1, 2, L)",
+            "pair(X, Y, [a-b, B])",
+            "pair(X, Y, [a-b, b-a])",
+            "pair(X, Y, [a-b, b-c])",
+            "mklist(20000, L), length(L, N), last(L, E)",
+            "deep(5000, T), length(T, N), last(T, E)",
+            "findall(T, (member(X, [1, 2, 3]), pt(T, X, y)), L)",
+            "X = p(A, B), findall(A-B, (member(V, [1, 2]), pt(X, V, V)), L)",
+            "X = s(A, 2, C), findall(X-Y, (member(A, [1, 2]), cp(X, Y)), L)",
         ];
         both_ways(src, &queries);
     }

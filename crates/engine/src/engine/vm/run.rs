@@ -417,8 +417,19 @@ impl Machine {
                         // moves their buffers).
                         let to = unsafe { (run.f)(x, y, heap, self) };
                         if to < 0 {
+                            if to == super::native::GROW {
+                                // Room for what the run may push; then the
+                                // run again (it changed nothing).
+                                self.store.heap.reserve(run.heap as usize);
+                                self.store.trail.reserve(run.trail as usize);
+                                ip = at;
+                                continue;
+                            }
                             backtrack!();
                         }
+                        // A run that stops inside a compound term's
+                        // arguments leaves where it got to.
+                        (s, wr) = (self.vm.s, self.vm.wr);
                         // SAFETY: the run returns an instruction of its
                         // own code (a jump it spans, or one past it).
                         ip = unsafe { at.add(to as usize) };
