@@ -1,21 +1,30 @@
 //! Native code (on unless `TABULA_NATIVE=0`) plays every game as the interpreter
 //! does: the same perft counts and the same seeded random games, move for
 //! move (the same lengths and results of the same playouts: a move drawn
-//! differently would change what the generator draws next).
+//! differently would change what the generator draws next), and the same
+//! boards shown at every ply of a game played in the terminal (the rules'
+//! `display/2`, notation and end, which perft and playouts do not run).
 
 use std::path::Path;
 use std::process::Command;
 
-/// `tabula ARGS --json` with native code on or off, as JSON.
-fn run(native: bool, args: &[&str]) -> serde_json::Value {
+/// `tabula ARGS` with native code on or off: its standard output.
+fn output(native: bool, args: &[&str]) -> Vec<u8> {
     let out = Command::new(env!("CARGO_BIN_EXE_tabula"))
         .args(args)
-        .args(["--json", "--games", concat!(env!("CARGO_MANIFEST_DIR"), "/games")])
+        .args(["--games", concat!(env!("CARGO_MANIFEST_DIR"), "/games")])
         .env("TABULA_NATIVE", if native { "1" } else { "0" })
+        .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
     assert!(out.status.success(), "tabula {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+    out.stdout
+}
+
+/// `tabula ARGS --json` with native code on or off, as JSON.
+fn run(native: bool, args: &[&str]) -> serde_json::Value {
+    let args: Vec<&str> = args.iter().copied().chain(["--json"]).collect();
+    serde_json::from_slice(&output(native, &args)).unwrap()
 }
 
 /// A report with what depends on the clock taken out.
@@ -68,4 +77,27 @@ fn every_game_plays_the_same_with_native_code() {
         let bench = ["bench", name, "--playouts", "4", "--threads", "1", "--seed", "7"];
         assert_eq!(untimed(run(true, &bench)), untimed(run(false, &bench)), "{name}: random playouts");
     }
+}
+
+#[test]
+fn every_game_shows_the_same_game_with_native_code() {
+    let list = run(false, &["list"]);
+    let games = list["games"].as_array().unwrap();
+    let mut played = 0;
+    for g in games {
+        let name = g["name"].as_str().unwrap();
+        if !Path::new(env!("CARGO_MANIFEST_DIR")).join("games").join(format!("{name}.rules")).exists() {
+            continue;
+        }
+        let seats: Vec<String> = g["seats"].as_str().unwrap().split(", ").map(|s| format!("{s}=random")).collect();
+        let mut args = vec!["play", name, "--seed", "7"];
+        for s in &seats {
+            args.extend(["--seat", s.as_str()]);
+        }
+        let (on, off) = (output(true, &args), output(false, &args));
+        assert!(!off.is_empty(), "{name}: nothing shown");
+        assert!(on == off, "{name}: the games shown differ:\n{}", String::from_utf8_lossy(&on));
+        played += 1;
+    }
+    assert!(played >= 11, "{played} games played");
 }

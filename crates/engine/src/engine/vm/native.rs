@@ -51,6 +51,10 @@ pub struct NativeRun {
     /// The most heap cells and trail entries one call of the run pushes.
     pub heap: u32,
     pub trail: u32,
+    /// Whether the run reads or builds compound terms: it then takes the
+    /// interpreter's `s` and `wr` from the machine (`Vm::s`, `Vm::wr`)
+    /// and leaves them there.
+    pub groups: bool,
 }
 
 impl std::fmt::Debug for NativeRun {
@@ -314,8 +318,9 @@ impl Native {
             if natives.len() >= 2
                 && let Some(f) = self.compile(&code[i..e], &natives, heap, trail)
             {
+                let groups = natives.iter().any(|&k| opens(&code[i + k]));
                 let first = std::mem::replace(&mut code[i], Instr::Fail);
-                code[i] = Instr::Native(Box::new(NativeRun { f, first, len: (e - i) as u32, heap, trail }));
+                code[i] = Instr::Native(Box::new(NativeRun { f, first, len: (e - i) as u32, heap, trail, groups }));
                 self.runs += 1;
                 self.spanned += natives.len() as u64;
             }
@@ -431,12 +436,22 @@ impl<'a, 'b> Gen<'a, 'b> {
         let zero = b.ins().iconst(I64, 0);
         b.def_var(steps, zero);
         // The compound term's next argument and whether it is being
-        // built, as the interpreter's `s` and `wr` (a run holds the
-        // instruction that set them before it uses them).
+        // built, as the interpreter's `s` and `wr`: a run that reads or
+        // builds compound terms takes them from the machine, where the
+        // interpreter left them, and leaves them there (the interpreter
+        // may be inside a term's arguments when the run starts: the
+        // compiler puts new variables' `PutVar*` between them).
         let (s, wr) = (b.declare_var(I64), b.declare_var(I64));
-        b.def_var(s, zero);
-        b.def_var(wr, zero);
         let groups = natives.iter().any(|&k| opens(&run[k]));
+        if groups {
+            let sv = b.ins().load(I64, MEM, m, std::mem::offset_of!(Machine, vm.s) as i32);
+            let w = b.ins().uload8(I64, MEM, m, std::mem::offset_of!(Machine, vm.wr) as i32);
+            b.def_var(s, sv);
+            b.def_var(wr, w);
+        } else {
+            b.def_var(s, zero);
+            b.def_var(wr, zero);
+        }
         // Where each native instruction goes on (success, and failure
         // when that is a jump): an instruction reached other than from
         // the one before it is a join.
@@ -1651,7 +1666,11 @@ mod tests {
                    pair(X, Y, [X-Y, Y-X]).\n\
                    mklist(0, []) :- !.\n\
                    mklist(N, [p(N, M)|T]) :- M is N - 1, mklist(M, T).\n\
-                   deep(N, T) :- findall(X, (between(1, N, I), J is I + 0, X = p(J, q(J), [J])), T).\n";
+                   deep(N, T) :- findall(X, (between(1, N, I), J is I + 0, X = p(J, q(J), [J])), T).\n\
+                   goal(Rs, Fs, G) :- G = forall(member(R, Rs), ( write(a(R)), \\+ ( member(F, Fs), \
+                   S is R * 10 + F, write(b(S)), fail ), write(c) )).\n\
+                   run(Rs, Fs, L) :- findall(R-S, ( member(R, Rs), \\+ \\+ ( member(F, Fs), S is R * 10 + F, \
+                   write(b(S)) ) ), L).\n";
         let queries = [
             "pt(p(1, 2), X, Y)",
             "pt(T, 1, 2)",
@@ -1697,6 +1716,8 @@ mod tests {
             "findall(T, (member(X, [1, 2, 3]), pt(T, X, y)), L)",
             "X = p(A, B), findall(A-B, (member(V, [1, 2]), pt(X, V, V)), L)",
             "X = s(A, 2, C), findall(X-Y, (member(A, [1, 2]), cp(X, Y)), L)",
+            "goal([1, 2], [3, 4], G)",
+            "run([1, 2], [3, 4], L)",
         ];
         both_ways(src, &queries);
     }

@@ -415,6 +415,9 @@ impl Machine {
                         // interpreter would, and pushes onto the heap and
                         // the trail only while they have room (it never
                         // moves their buffers).
+                        if run.groups {
+                            (self.vm.s, self.vm.wr) = (s, wr);
+                        }
                         let to = unsafe { (run.f)(x, y, heap, self) };
                         if to < 0 {
                             if to == super::native::GROW {
@@ -427,9 +430,11 @@ impl Machine {
                             }
                             backtrack!();
                         }
-                        // A run that stops inside a compound term's
-                        // arguments leaves where it got to.
-                        (s, wr) = (self.vm.s, self.vm.wr);
+                        // A run that reads or builds compound terms
+                        // leaves where it got to.
+                        if run.groups {
+                            (s, wr) = (self.vm.s, self.vm.wr);
+                        }
                         // SAFETY: the run returns an instruction of its
                         // own code (a jump it spans, or one past it).
                         ip = unsafe { at.add(to as usize) };
