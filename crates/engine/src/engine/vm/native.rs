@@ -24,7 +24,7 @@ use cranelift_codegen::ir::{AbiParam, Block, InstBuilder, MemFlagsData, UserFunc
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{Linkage, Module, default_libcall_names};
+use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
 use std::cmp::Ordering;
 
 /// A run's function: given where the registers, the current frame's
@@ -291,6 +291,7 @@ impl Native {
                 }
             }
         }
+        let mut made = Vec::new();
         let mut i = 0;
         while i < n {
             if !translatable(&code[i]) || never_first(&code[i]) {
@@ -316,20 +317,34 @@ impl Native {
             }
             let e = e.min(n);
             if natives.len() >= 2
-                && let Some(f) = self.compile(&code[i..e], &natives, heap, trail)
+                && let Some(id) = self.compile(&code[i..e], &natives, heap, trail)
             {
                 let groups = natives.iter().any(|&k| opens(&code[i + k]));
-                let first = std::mem::replace(&mut code[i], Instr::Fail);
-                code[i] = Instr::Native(Box::new(NativeRun { f, first, len: (e - i) as u32, heap, trail, groups }));
-                self.runs += 1;
-                self.spanned += natives.len() as u64;
+                made.push((i, e, id, natives.len(), heap, trail, groups));
             }
             i = e;
         }
+        // The clause's runs made ready together (each time the module
+        // makes its functions executable, the next go on a new page: one
+        // call a clause, not one a run).
+        if made.is_empty() || self.module.finalize_definitions().is_err() {
+            return;
+        }
+        for (i, e, id, spanned, heap, trail, groups) in made {
+            let p = self.module.get_finalized_function(id);
+            // SAFETY: the function was made with `RunFn`'s signature (four
+            // pointers in, an `i64` out, the platform's calling convention).
+            let f = unsafe { std::mem::transmute::<*const u8, RunFn>(p) };
+            let first = std::mem::replace(&mut code[i], Instr::Fail);
+            code[i] = Instr::Native(Box::new(NativeRun { f, first, len: (e - i) as u32, heap, trail, groups }));
+            self.runs += 1;
+            self.spanned += spanned as u64;
+        }
     }
 
-    /// The function of a run (`None` if Cranelift refuses it).
-    fn compile(&mut self, run: &[Instr], natives: &[usize], heap: u32, trail: u32) -> Option<RunFn> {
+    /// Defines the function of a run (`None` if Cranelift refuses it),
+    /// made ready by the module's next `finalize_definitions`.
+    fn compile(&mut self, run: &[Instr], natives: &[usize], heap: u32, trail: u32) -> Option<FuncId> {
         let ptr = self.module.target_config().pointer_type();
         let mut sig = self.module.make_signature();
         sig.params.extend([AbiParam::new(ptr); 4]);
@@ -350,11 +365,7 @@ impl Native {
         let defined = self.module.define_function(id, &mut self.ctx);
         self.module.clear_context(&mut self.ctx);
         defined.ok()?;
-        self.module.finalize_definitions().ok()?;
-        let p = self.module.get_finalized_function(id);
-        // SAFETY: the function was made with `RunFn`'s signature (four
-        // pointers in, an `i64` out, the platform's calling convention).
-        Some(unsafe { std::mem::transmute::<*const u8, RunFn>(p) })
+        Some(id)
     }
 }
 
