@@ -1028,6 +1028,21 @@ impl<'a, 'b> Gen<'a, 'b> {
         write
     }
 
+    /// The address of the compound term's argument at `s`.
+    fn at_s(&mut self) -> (Value, i32) {
+        let sv = self.b.use_var(self.s);
+        self.cell_at(sv)
+    }
+
+    /// A new variable as the argument at `s` (building): its cell.
+    fn var_at_s(&mut self) -> (Value, Value) {
+        let sv = self.b.use_var(self.s);
+        let at = self.cell_at(sv);
+        let v = (self.b.ins().iconst(I64, REF), sv);
+        self.store(at, v);
+        v
+    }
+
     /// On to the compound term's next argument.
     fn next_arg(&mut self) {
         let sv = self.b.use_var(self.s);
@@ -1042,14 +1057,10 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.append_block_param(join, I64);
         self.b.append_block_param(join, I64);
         self.by_mode(read);
-        let sv = self.b.use_var(self.s);
-        let at = self.cell_at(sv);
-        let v = (self.b.ins().iconst(I64, REF), sv);
-        self.store(at, v);
+        let v = self.var_at_s();
         self.b.ins().jump(join, &[v.0.into(), v.1.into()]);
         self.b.switch_to_block(read);
-        let sv = self.b.use_var(self.s);
-        let at = self.cell_at(sv);
+        let at = self.at_s();
         let (lo, hi) = self.load(at);
         self.b.ins().jump(join, &[lo.into(), hi.into()]);
         self.b.switch_to_block(join);
@@ -1067,10 +1078,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     fn unify_void(&mut self) {
         let join = self.b.create_block();
         self.by_mode(join);
-        let sv = self.b.use_var(self.s);
-        let at = self.cell_at(sv);
-        let v = (self.b.ins().iconst(I64, REF), sv);
-        self.store(at, v);
+        self.var_at_s();
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(join);
         self.next_arg();
@@ -1083,14 +1091,12 @@ impl<'a, 'b> Gen<'a, 'b> {
     fn unify_val(&mut self, k: usize, code: usize) {
         let (read, join) = (self.b.create_block(), self.b.create_block());
         self.by_mode(read);
-        let sv = self.b.use_var(self.s);
-        let at = self.cell_at(sv);
+        let at = self.at_s();
         let from = self.reg(code);
         self.copy(from, at);
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(read);
-        let sv = self.b.use_var(self.s);
-        let at = self.cell_at(sv);
+        let at = self.at_s();
         let c = self.load(at);
         let a = self.deref(c);
         let back = self.leaving(BACKTRACK);
@@ -1108,14 +1114,12 @@ impl<'a, 'b> Gen<'a, 'b> {
     fn unify_const(&mut self, k: usize, c: Cell) {
         let (read, join) = (self.b.create_block(), self.b.create_block());
         self.by_mode(read);
-        let sv = self.b.use_var(self.s);
-        let at = self.cell_at(sv);
+        let at = self.at_s();
         let v = self.constant(c);
         self.store(at, v);
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(read);
-        let sv = self.b.use_var(self.s);
-        let at = self.cell_at(sv);
+        let at = self.at_s();
         let cell = self.load(at);
         let (lo, hi) = self.deref(cell);
         let t = self.tag(lo);
@@ -1272,31 +1276,23 @@ impl<'a, 'b> Gen<'a, 'b> {
         let a_to_b = self.b.create_block();
         self.b.ins().brif(b_ref, both_var, &[], a_to_b, &[]);
         self.b.switch_to_block(a_to_b);
-        let known = self.known.clone();
         self.bind(ahi, (blo, bhi));
         self.b.ins().jump(next, &[]);
-        // Two variables: the younger (higher) bound to the older.
+        // Two variables: the younger (higher) bound to the older, unless
+        // they are one.
         self.b.switch_to_block(both_var);
-        self.known = known.clone();
-        let (younger_a, not_a) = (self.b.create_block(), self.b.create_block());
+        let two = self.b.create_block();
+        let one = self.b.ins().icmp(IntCC::Equal, ahi, bhi);
+        self.b.ins().brif(one, next, &[], two, &[]);
+        self.b.switch_to_block(two);
         let a_younger = self.b.ins().icmp(IntCC::UnsignedGreaterThan, ahi, bhi);
-        self.b.ins().brif(a_younger, younger_a, &[], not_a, &[]);
-        self.b.switch_to_block(younger_a);
-        self.bind(ahi, (blo, bhi));
-        self.b.ins().jump(next, &[]);
-        self.b.switch_to_block(not_a);
-        self.known = known.clone();
-        let (younger_b, same) = (self.b.create_block(), self.b.create_block());
-        let b_younger = self.b.ins().icmp(IntCC::UnsignedGreaterThan, bhi, ahi);
-        self.b.ins().brif(b_younger, younger_b, &[], same, &[]);
-        self.b.switch_to_block(younger_b);
-        self.bind(bhi, (alo, ahi));
-        self.b.ins().jump(next, &[]);
-        self.b.switch_to_block(same);
+        let younger = self.b.ins().select(a_younger, ahi, bhi);
+        let older = self.b.ins().select(a_younger, bhi, ahi);
+        let tag = self.b.ins().iconst(I64, REF);
+        self.bind(younger, (tag, older));
         self.b.ins().jump(next, &[]);
         // `a` not a variable: `b` a variable is bound to it.
         self.b.switch_to_block(a_nonvar);
-        self.known = known;
         let b_ref = self.b.ins().icmp_imm_s(IntCC::Equal, tb, REF);
         let consts = self.b.create_block();
         self.b.ins().brif(b_ref, b_var, &[], consts, &[]);
