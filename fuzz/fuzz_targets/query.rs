@@ -22,6 +22,8 @@ fact(1).
 thread_local! {
     static ENGINE: RefCell<Engine> = RefCell::new({
         let mut engine = Engine::new();
+        // The interpreter, as in `common::game`.
+        engine.set_native(false);
         engine.load("fuzz.pl", PROGRAM);
         engine.set_limits(common::limits());
         engine.set_read_only(true);
