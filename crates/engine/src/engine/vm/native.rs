@@ -877,21 +877,11 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     fn get_const(&mut self, k: usize, c: Cell, a: u32) {
-        let (lo, hi) = self.deref_reg(a as usize);
-        let t = self.tag(lo);
-        let (var, nonvar, next) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
-        let is_ref = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
-        self.b.ins().brif(is_ref, var, &[], nonvar, &[]);
-        // An unbound variable is bound to the constant.
-        self.b.switch_to_block(var);
-        let v = self.constant(c);
-        self.bind(hi, v);
-        self.b.ins().jump(next, &[]);
-        self.b.switch_to_block(nonvar);
-        let same = self.is_const(lo, hi, c);
-        let back = self.leaving(BACKTRACK);
-        self.b.ins().brif(same, next, &[], back, &[]);
+        let cell = self.deref_reg(a as usize);
+        let (next, back) = (self.b.create_block(), self.leaving(BACKTRACK));
+        self.bind_or_compare(cell, c, next, back);
         self.b.switch_to_block(next);
+        self.known.clear();
         self.go(k, k + 1);
     }
 
@@ -1084,44 +1074,73 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.next_arg();
     }
 
-    /// `UnifyVal*`: register code `code`'s cell stored at `s` when
-    /// building, unified with the argument there when reading (handed
-    /// back to the interpreter, with `s` and `wr`, where that is not
-    /// simple).
-    fn unify_val(&mut self, k: usize, code: usize) {
-        let (read, join) = (self.b.create_block(), self.b.create_block());
-        self.by_mode(read);
+    /// A `Unify*` instruction that may bind (`k`): `write` builds the
+    /// argument at `s`; `read` gets the argument there, dereferenced, and
+    /// the block to go on to when it unifies; then on to the next
+    /// argument.
+    fn unify_arg(
+        &mut self,
+        k: usize,
+        write: impl FnOnce(&mut Self, (Value, i32)),
+        read: impl FnOnce(&mut Self, (Value, Value), Block),
+    ) {
+        let (reading, join) = (self.b.create_block(), self.b.create_block());
+        self.by_mode(reading);
         let at = self.at_s();
-        let from = self.reg(code);
-        self.copy(from, at);
+        write(self, at);
         self.b.ins().jump(join, &[]);
-        self.b.switch_to_block(read);
+        self.b.switch_to_block(reading);
         let at = self.at_s();
         let c = self.load(at);
         let a = self.deref(c);
-        let back = self.leaving(BACKTRACK);
-        let interpret = self.leaving(k as i64);
-        self.unify_simple(a, code, back, interpret);
-        self.b.ins().jump(join, &[]);
+        read(self, a, join);
         self.b.switch_to_block(join);
+        // Paths with and without a binding join here.
         self.known.clear();
         self.next_arg();
         self.go(k, k + 1);
     }
 
+    /// `UnifyVal*`: register code `code`'s cell stored at `s` when
+    /// building, unified with the argument there when reading (handed
+    /// back to the interpreter, with `s` and `wr`, where that is not
+    /// simple).
+    fn unify_val(&mut self, k: usize, code: usize) {
+        self.unify_arg(
+            k,
+            |g, at| {
+                let from = g.reg(code);
+                g.copy(from, at);
+            },
+            |g, a, join| {
+                let back = g.leaving(BACKTRACK);
+                let interpret = g.leaving(k as i64);
+                g.unify_simple(a, code, back, interpret);
+                g.b.ins().jump(join, &[]);
+            },
+        );
+    }
+
     /// `UnifyConst`: the constant stored at `s` when building; when
     /// reading, the argument there bound to it or compared.
     fn unify_const(&mut self, k: usize, c: Cell) {
-        let (read, join) = (self.b.create_block(), self.b.create_block());
-        self.by_mode(read);
-        let at = self.at_s();
-        let v = self.constant(c);
-        self.store(at, v);
-        self.b.ins().jump(join, &[]);
-        self.b.switch_to_block(read);
-        let at = self.at_s();
-        let cell = self.load(at);
-        let (lo, hi) = self.deref(cell);
+        self.unify_arg(
+            k,
+            |g, at| {
+                let v = g.constant(c);
+                g.store(at, v);
+            },
+            |g, a, join| {
+                let back = g.leaving(BACKTRACK);
+                g.bind_or_compare(a, c, join, back);
+            },
+        );
+    }
+
+    /// The dereferenced cell `(lo, hi)` unified with the atom or integer
+    /// `c`: a variable bound to it, anything else compared; on to `next`,
+    /// or to `back` where they differ. Leaves the current block.
+    fn bind_or_compare(&mut self, (lo, hi): (Value, Value), c: Cell, next: Block, back: Block) {
         let t = self.tag(lo);
         let (var, nonvar) = (self.b.create_block(), self.b.create_block());
         let is_ref = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
@@ -1129,15 +1148,10 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(var);
         let v = self.constant(c);
         self.bind(hi, v);
-        self.b.ins().jump(join, &[]);
+        self.b.ins().jump(next, &[]);
         self.b.switch_to_block(nonvar);
         let same = self.is_const(lo, hi, c);
-        let back = self.leaving(BACKTRACK);
-        self.b.ins().brif(same, join, &[], back, &[]);
-        self.b.switch_to_block(join);
-        self.known.clear();
-        self.next_arg();
-        self.go(k, k + 1);
+        self.b.ins().brif(same, next, &[], back, &[]);
     }
 
     /// A new variable on the heap, given to the register codes `to`.
@@ -1234,19 +1248,11 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.forget(code);
             }
             ArgDst::Const(c) => {
-                let (lo, hi) = self.deref(v);
-                let t = self.tag(lo);
-                let (var, nonvar, next) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
-                let is_ref = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
-                self.b.ins().brif(is_ref, var, &[], nonvar, &[]);
-                self.b.switch_to_block(var);
-                let words = self.constant(c);
-                self.bind(hi, words);
-                self.b.ins().jump(next, &[]);
-                self.b.switch_to_block(nonvar);
-                let same = self.is_const(lo, hi, c);
-                self.b.ins().brif(same, next, &[], back, &[]);
+                let a = self.deref(v);
+                let next = self.b.create_block();
+                self.bind_or_compare(a, c, next, back);
                 self.b.switch_to_block(next);
+                self.known.clear();
             }
             ArgDst::Old(code) => {
                 let a = self.deref(v);
