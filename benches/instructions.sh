@@ -15,6 +15,11 @@
 # ITERATIONS/50 and 3*ITERATIONS/50 times. With no -g or -p: breakthrough,
 # connect4, chess, deriv, nrev, tak and zebra.
 #
+# Native code is made for every clause at its first call
+# (TABULA_NATIVE_AFTER=0 unless set otherwise): the figures are of the
+# steady state, which a clause reaches after its first 100 calls by
+# default; those calls, like loading, are left out of a playout's cost.
+#
 # Needs valgrind. Example, the build before a change against the one after:
 #
 #   cp target/release/tabula /tmp/tabula-before
@@ -29,7 +34,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         -g) games+=("$2"); shift 2 ;;
         -p) programs+=("$2"); shift 2 ;;
-        -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) bins+=("$1"); shift ;;
     esac
 done
@@ -37,6 +42,7 @@ if [ ${#bins[@]} -eq 0 ]; then
     echo "usage: $0 [-g GAME...] [-p PROGRAM...] BINARY [BINARY...]" >&2
     exit 2
 fi
+export TABULA_NATIVE_AFTER="${TABULA_NATIVE_AFTER:-0}"
 command -v valgrind >/dev/null || { echo "$0: valgrind is not installed" >&2; exit 2; }
 if [ ${#games[@]} -eq 0 ] && [ ${#programs[@]} -eq 0 ]; then
     games=(breakthrough connect4 chess)

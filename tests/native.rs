@@ -1,4 +1,5 @@
-//! Native code (on unless `TABULA_NATIVE=0`) plays every game as the interpreter
+//! Native code (on unless `TABULA_NATIVE=0`), made for every clause at
+//! once or for each once it is warm, plays every game as the interpreter
 //! does: the same perft counts and the same seeded random games, move for
 //! move (the same lengths and results of the same playouts: a move drawn
 //! differently would change what the generator draws next), and the same
@@ -8,21 +9,31 @@
 use std::path::Path;
 use std::process::Command;
 
-/// `tabula ARGS` with native code on or off: its standard output.
-fn output(native: bool, args: &[&str]) -> Vec<u8> {
-    let out = Command::new(env!("CARGO_BIN_EXE_tabula"))
-        .args(args)
-        .args(["--games", concat!(env!("CARGO_MANIFEST_DIR"), "/games")])
-        .env("TABULA_NATIVE", if native { "1" } else { "0" })
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+/// How native code is used: not at all, for every clause from its first
+/// call, or (the default) once a clause has been called 100 times.
+#[derive(Clone, Copy, Debug)]
+enum Native {
+    Off,
+    Eager,
+    Warm,
+}
+
+/// `tabula ARGS` with native code used as `native` says: its standard
+/// output.
+fn output(native: Native, args: &[&str]) -> Vec<u8> {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tabula"));
+    cmd.args(args).args(["--games", concat!(env!("CARGO_MANIFEST_DIR"), "/games")]);
+    cmd.env("TABULA_NATIVE", if matches!(native, Native::Off) { "0" } else { "1" }).env_remove("TABULA_NATIVE_AFTER");
+    if matches!(native, Native::Eager) {
+        cmd.env("TABULA_NATIVE_AFTER", "0");
+    }
+    let out = cmd.stdin(std::process::Stdio::null()).output().unwrap();
     assert!(out.status.success(), "tabula {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     out.stdout
 }
 
-/// `tabula ARGS --json` with native code on or off, as JSON.
-fn run(native: bool, args: &[&str]) -> serde_json::Value {
+/// `tabula ARGS --json` with native code used as `native` says, as JSON.
+fn run(native: Native, args: &[&str]) -> serde_json::Value {
     let args: Vec<&str> = args.iter().copied().chain(["--json"]).collect();
     serde_json::from_slice(&output(native, &args)).unwrap()
 }
@@ -73,15 +84,19 @@ fn every_game_plays_the_same_with_native_code() {
         let name = game.file_stem().unwrap().to_str().unwrap();
         let d = depth(&game, 3000).to_string();
         let perft = ["perft", name, &d];
-        assert_eq!(untimed(run(true, &perft)), untimed(run(false, &perft)), "{name}: perft {d}");
+        let reference = untimed(run(Native::Off, &perft));
+        assert_eq!(untimed(run(Native::Eager, &perft)), reference, "{name}: perft {d}");
         let bench = ["bench", name, "--playouts", "4", "--threads", "1", "--seed", "7"];
-        assert_eq!(untimed(run(true, &bench)), untimed(run(false, &bench)), "{name}: random playouts");
+        let reference = untimed(run(Native::Off, &bench));
+        for native in [Native::Eager, Native::Warm] {
+            assert_eq!(untimed(run(native, &bench)), reference, "{name}: random playouts, {native:?}");
+        }
     }
 }
 
 #[test]
 fn every_game_shows_the_same_game_with_native_code() {
-    let list = run(false, &["list"]);
+    let list = run(Native::Off, &["list"]);
     let games = list["games"].as_array().unwrap();
     let mut played = 0;
     for g in games {
@@ -94,9 +109,13 @@ fn every_game_shows_the_same_game_with_native_code() {
         for s in &seats {
             args.extend(["--seat", s.as_str()]);
         }
-        let (on, off) = (output(true, &args), output(false, &args));
+        let off = output(Native::Off, &args);
         assert!(!off.is_empty(), "{name}: nothing shown");
-        assert!(on == off, "{name}: the games shown differ:\n{}", String::from_utf8_lossy(&on));
+        // Warm: `display/2` and the rest get native code in mid-game.
+        for native in [Native::Eager, Native::Warm] {
+            let on = output(native, &args);
+            assert!(on == off, "{name}, {native:?}: the games shown differ:\n{}", String::from_utf8_lossy(&on));
+        }
         played += 1;
     }
     assert!(played >= 11, "{played} games played");

@@ -148,7 +148,16 @@ pub fn compile_clause(store: &mut Store, term: Cell, span: Option<(Rc<str>, Span
             _ => None,
         };
         let neck = ClauseCode::neck_cut_mask(&tmpl.cells, goals.len());
-        Ok(ClauseCode { tmpl, body_start: 3, body_len: goals.len(), key, span, vm: Default::default(), neck })
+        Ok(ClauseCode {
+            tmpl,
+            body_start: 3,
+            body_len: goals.len(),
+            key,
+            span,
+            vm: Default::default(),
+            hot: Default::default(),
+            neck,
+        })
     })();
     store.heap.truncate(mark);
     result

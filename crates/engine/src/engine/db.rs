@@ -55,6 +55,9 @@ pub struct ClauseCode {
     pub span: Option<(Rc<str>, Span)>,
     /// Register-machine code, compiled on the first call.
     pub vm: std::cell::OnceCell<super::vm::Code>,
+    /// The same code with native runs, made once the clause is hot (see
+    /// `Instr::Warm`): what calls take from then on.
+    pub hot: std::cell::OnceCell<super::vm::Code>,
     /// For a clause whose body starts with a cut (`d(U * V, X, DU * V + U *
     /// DV) :- !, ...`) and whose head cannot fail on a call whose first
     /// argument has the clause's key (or is unbound), given unbound and

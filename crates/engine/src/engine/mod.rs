@@ -244,6 +244,16 @@ impl Engine {
         vm.native.as_ref().is_some_and(|n| n.on)
     }
 
+    /// How many calls a clause takes before it gets native code (0: at its
+    /// first; the default, `TABULA_NATIVE_AFTER` or 100, spares the clauses
+    /// that run only a few times the cost of compiling them). For the
+    /// clauses compiled from now on.
+    pub fn set_native_after(&mut self, calls: u32) {
+        if let Some(n) = self.m.vm.native.as_mut() {
+            n.after = calls;
+        }
+    }
+
     /// The runs of instructions compiled to native code so far, and the
     /// instructions their native code runs (`None` when it is off).
     pub fn native_runs(&self) -> Option<(u64, u64)> {

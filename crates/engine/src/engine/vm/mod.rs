@@ -4,6 +4,8 @@
 
 pub mod compile;
 pub mod native;
+#[cfg(target_arch = "x86_64")]
+mod packed;
 mod run;
 
 use super::atoms::Atom;
@@ -398,6 +400,23 @@ pub enum Instr {
     /// A run of instructions compiled to native code, in place of the
     /// first (see `native`).
     Native(Box<native::NativeRun>),
+    /// The first instruction of a clause's code made without native runs
+    /// (see `Warm`): counts the clause's calls until it is hot.
+    Warm(Box<Warm>),
+}
+
+/// A clause's calls still to come before it gets native code: the
+/// interpreter runs its code until then (most clauses of a program run a
+/// few times, at loading or at the end of a game, and compiling them to
+/// native code would cost more than it saves). The last call makes the
+/// clause's code again with native runs, into `ClauseCode::hot`, and
+/// points the calls of its predicate there.
+#[derive(Debug)]
+pub struct Warm {
+    pub left: std::cell::Cell<u32>,
+    /// The clause, to be looked for among the predicates' clauses (it may
+    /// have been retracted): never read through unless found there.
+    pub clause: *const crate::engine::db::ClauseCode,
 }
 
 /// Compiled code of a clause. Every code ends with an instruction that

@@ -211,6 +211,24 @@ fn fast_path(ins: &Instr) -> Option<(u32, u32)> {
     }
 }
 
+/// What a run must save to be worth its native code (see `worth`): about
+/// what entering and leaving it costs, in instructions interpreted.
+const WORTH: u32 = 6;
+
+/// What native code saves on an instruction, against the interpreter's
+/// dispatch of it, in units of one dispatch: a fast path (a comparison,
+/// `is/2`, a type test, `arg/3`) also saves the general builtin's calls on
+/// its operands. Measured (`benches/instructions.sh` with callgrind's cache
+/// simulation): Campo Bello's clause heads and fact tables gave runs of a
+/// few moves and unifications each, whose native code saved no
+/// instructions while its size (98 KB) missed the instruction cache ten
+/// times as often as the interpreter; runs with a fast path, or of six
+/// instructions and more, keep Breakthrough's and Connect Four's gains in
+/// 14 KB.
+fn worth(ins: &Instr) -> u32 {
+    if fast_path(ins).is_some() { WORTH } else { 1 }
+}
+
 /// The forward jumps of an instruction, as offsets from it (a run's own
 /// fast paths' `done` aside: see `Native::lower`).
 fn jumps(ins: &Instr) -> [u32; 2] {
@@ -224,6 +242,10 @@ fn jumps(ins: &Instr) -> [u32; 2] {
     }
 }
 
+/// The calls of a clause before it gets native code, unless told
+/// otherwise (see `Warm`).
+pub const WARM_CALLS: u32 = 100;
+
 /// The native code generator of one machine (its functions live as long
 /// as it does: as long as the machine and its codes).
 pub struct Native {
@@ -233,11 +255,16 @@ pub struct Native {
     /// (`Engine::set_native`): the generator itself stays, as the code it
     /// made may still run.
     pub on: bool,
+    /// The calls of a clause before it gets native code (see `Warm`); 0:
+    /// at its first. `TABULA_NATIVE_AFTER` sets it for every machine.
+    pub after: u32,
     ctx: cranelift_codegen::Context,
     fctx: FunctionBuilderContext,
     /// Runs compiled, and the instructions their native code runs.
     pub runs: u64,
     pub spanned: u64,
+    /// Bytes of machine code made.
+    pub bytes: u64,
     /// Functions declared (each has a name of its own).
     functions: u64,
 }
@@ -258,15 +285,22 @@ impl Native {
         flags.set("opt_level", "speed").ok()?;
         flags.set("enable_verifier", "false").ok()?;
         let isa = cranelift_native::builder().ok()?.finish(settings::Flags::new(flags)).ok()?;
-        let module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+        let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
+        // The clauses' code packed (see `packed`), where no cache needs
+        // telling of new code.
+        #[cfg(target_arch = "x86_64")]
+        builder.memory_provider(Box::new(super::packed::Packed::new()));
+        let module = JITModule::new(builder);
         let ctx = module.make_context();
         Some(Native {
             module: std::mem::ManuallyDrop::new(module),
             on: true,
+            after: std::env::var("TABULA_NATIVE_AFTER").ok().and_then(|v| v.parse().ok()).unwrap_or(WARM_CALLS),
             ctx,
             fctx: FunctionBuilderContext::new(),
             runs: 0,
             spanned: 0,
+            bytes: 0,
             functions: 0,
         })
     }
@@ -316,7 +350,7 @@ impl Native {
                 e += fast_path(&code[e]).map_or(1, |(done, _)| done as usize);
             }
             let e = e.min(n);
-            if natives.len() >= 2
+            if natives.iter().map(|&k| worth(&code[i + k])).sum::<u32>() >= WORTH
                 && let Some(id) = self.compile(&code[i..e], &natives, heap, trail)
             {
                 let groups = natives.iter().any(|&k| opens(&code[i + k]));
@@ -363,6 +397,9 @@ impl Native {
             b.finalize(self.module.target_config());
         }
         let defined = self.module.define_function(id, &mut self.ctx);
+        if let Some(c) = self.ctx.compiled_code() {
+            self.bytes += c.code_info().total_size as u64;
+        }
         self.module.clear_context(&mut self.ctx);
         defined.ok()?;
         Some(id)
@@ -375,6 +412,12 @@ impl Drop for Native {
     /// the only holders of the functions, and nothing runs them once the
     /// machine is being dropped.
     fn drop(&mut self) {
+        if std::env::var_os("TABULA_NATIVE_STATS").is_some() {
+            eprintln!(
+                "native code: {} runs of {} instructions, {} bytes of machine code",
+                self.runs, self.spanned, self.bytes
+            );
+        }
         // SAFETY: the module is taken once, here; see above for why no
         // function of it runs after.
         unsafe { std::mem::ManuallyDrop::take(&mut self.module).free_memory() };
@@ -402,8 +445,8 @@ struct Gen<'a, 'b> {
     y: Value,
     heap: Value,
     m: Value,
-    /// Blocks that return to the interpreter, made as needed, emitted
-    /// last.
+    /// Blocks that return to the interpreter, one for each place it goes
+    /// on at, made as needed, emitted last.
     exits: Vec<(Block, i64)>,
     /// The dereferencing loop's two words.
     lo: Variable,
@@ -543,15 +586,29 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
             self.instr(k, &run[k]);
         }
-        for (blk, to) in std::mem::take(&mut self.exits) {
-            self.b.switch_to_block(blk);
-            self.leave(to);
+        // Each way out names where the interpreter goes on, and all of
+        // them share one way back to it (the code stays small: the runs
+        // of the hot clauses must fit the instruction cache).
+        let exits = std::mem::take(&mut self.exits);
+        if exits.is_empty() {
+            return;
         }
+        let back = self.b.create_block();
+        self.b.append_block_param(back, I64);
+        for (blk, to) in exits {
+            self.b.switch_to_block(blk);
+            let v = self.b.ins().iconst(I64, to);
+            self.b.ins().jump(back, &[v.into()]);
+        }
+        self.b.switch_to_block(back);
+        let to = self.b.block_params(back)[0];
+        self.leave(to);
     }
 
-    /// Returns `to` to the interpreter, with the steps taken.
-    fn leave(&mut self, to: i64) {
-        if self.groups && to != BACKTRACK {
+    /// Returns `to` to the interpreter, with the steps taken (and `s` and
+    /// `wr`, which the interpreter reads unless it backtracks).
+    fn leave(&mut self, to: Value) {
+        if self.groups {
             let sv = self.b.use_var(self.s);
             let wr = self.b.use_var(self.wr);
             self.b.ins().store(MEM, sv, self.m, std::mem::offset_of!(Machine, vm.s) as i32);
@@ -562,8 +619,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let s = self.b.ins().load(I64, MEM, self.m, off);
         let s = self.b.ins().iadd(s, taken);
         self.b.ins().store(MEM, s, self.m, off);
-        let v = self.b.ins().iconst(I64, to);
-        self.b.ins().return_(&[v]);
+        self.b.ins().return_(&[to]);
     }
 
     /// Goes on at instruction `to` of the run: natively when it is a
@@ -574,14 +630,18 @@ impl<'a, 'b> Gen<'a, 'b> {
             Some(&Some(blk)) if to > from => {
                 self.b.ins().jump(blk, &[]);
             }
-            _ => self.leave(to as i64),
+            _ => {
+                let out = self.leaving(to as i64);
+                self.b.ins().jump(out, &[]);
+            }
         }
     }
 
     /// A failure: to `from + fail`, or backtracking when `fail` is 0.
     fn fail(&mut self, from: usize, fail: u32) {
         if fail == 0 {
-            self.leave(BACKTRACK);
+            let out = self.leaving(BACKTRACK);
+            self.b.ins().jump(out, &[]);
         } else {
             self.go(from, from + fail as usize);
         }
@@ -693,8 +753,11 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(ok);
     }
 
-    /// A block that returns `to` to the interpreter.
+    /// The block that returns `to` to the interpreter (one for each `to`).
     fn leaving(&mut self, to: i64) -> Block {
+        if let Some(&(blk, _)) = self.exits.iter().find(|e| e.1 == to) {
+            return blk;
+        }
         let blk = self.b.create_block();
         self.exits.push((blk, to));
         blk
@@ -1478,11 +1541,19 @@ mod tests {
     }
 
     /// Each query gives the same answers, in the same order, with native
-    /// code and without; the native engine did compile runs.
+    /// code (every clause's from its first call) and without; the native
+    /// engine did compile runs.
     fn both_ways(src: &str, queries: &[&str]) {
+        both_ways_after(src, queries, 0);
+    }
+
+    /// `both_ways`, each clause getting native code at its `after + 1`th
+    /// call.
+    fn both_ways_after(src: &str, queries: &[&str], after: u32) {
         let mut plain = Engine::new();
         let mut native = Engine::new();
         assert!(native.set_native(true), "no native code generator for this processor");
+        native.set_native_after(after);
         plain.set_native(false);
         for e in [&mut plain, &mut native] {
             assert!(!e.load("t", src).has_errors());
@@ -1733,6 +1804,40 @@ mod tests {
             "run([1, 2], [3, 4], L)",
         ];
         both_ways(src, &queries);
+    }
+
+    /// Clauses that get native code once warm, in the middle of a query:
+    /// a recursion whose callers go on in the interpreted code, choice
+    /// points that retry clauses of either kind, a fact table, and a
+    /// clause retracted before it warms.
+    #[test]
+    fn clauses_warmed_up_midway_are_the_interpreters() {
+        let src = "app([], L, L).\n\
+                   app([H|T], L, [H|R]) :- app(T, L, R).\n\
+                   nrev([], []).\n\
+                   nrev([H|T], R) :- nrev(T, RT), app(RT, [H], R).\n\
+                   range(N, N, [N]) :- !.\n\
+                   range(I, N, [I|T]) :- I < N, J is I + 1, range(J, N, T).\n\
+                   sq(I, S) :- S is I * I.\n\
+                   sq(I, S) :- S is I * I + 1.\n\
+                   cell(1, a, 2). cell(2, b, 3). cell(3, c, 1).\n\
+                   walk(0, _, []) :- !.\n\
+                   walk(N, C, [L|T]) :- cell(C, L, D), M is N - 1, walk(M, D, T).\n\
+                   :- dynamic(tmp/1).\n\
+                   tmp(1). tmp(2).\n\
+                   use(X) :- tmp(X), X > 0.\n";
+        let queries = [
+            "range(1, 40, L), nrev(L, R)",
+            "findall(S, (between(1, 30, I), sq(I, S)), L)",
+            "findall(X-Y, (app(X, Y, [1, 2, 3, 4, 5, 6, 7, 8]), length(X, N), N > 2), L)",
+            "walk(50, 1, L)",
+            "findall(X, (between(1, 5, _), use(X)), L)",
+            "retract(tmp(1)), findall(X, (between(1, 5, _), use(X)), L)",
+            "range(1, 60, L), nrev(L, R), nrev(R, L2), L == L2",
+        ];
+        for after in [1, 3, 10] {
+            both_ways_after(src, &queries, after);
+        }
     }
 
     /// The words the native code reads are where `Cell`'s layout puts

@@ -439,6 +439,14 @@ impl Machine {
                         // own code (a jump it spans, or one past it).
                         ip = unsafe { at.add(to as usize) };
                     }
+                    Instr::Warm(ref w) => match w.left.get() {
+                        0 => {}
+                        1 => {
+                            w.left.set(0);
+                            self.warm_up(w.clause);
+                        }
+                        n => w.left.set(n - 1),
+                    },
                     Instr::Arith(ref a) => fast!(self.arith(a), a.done, a.fail, at),
                     Instr::Arith2(ref a) => fast!(self.arith2(a), a.done, a.fail, at),
                     Instr::IsChain(ref a) => fast!(self.is_chain(a), a.done, a.fail, at),
@@ -1063,6 +1071,30 @@ impl Machine {
         Some(code)
     }
 
+    /// Makes the native code of a clause that has become hot (see
+    /// `Warm`), and points the calls of its predicate there (the code
+    /// running now, and every continuation into it, stay as they are).
+    #[cold]
+    fn warm_up(&mut self, clause: *const ClauseCode) {
+        let found = self
+            .db
+            .preds
+            .iter()
+            .enumerate()
+            .find_map(|(i, p)| p.clauses.iter().position(|c| std::ptr::eq(Rc::as_ptr(c), clause)).map(|c| (i, c)));
+        // Retracted since: it stays interpreted.
+        let Some((i, c)) = found else { return };
+        let clause = self.db.preds[i].clauses[c].clone();
+        let Some(native) = self.vm.native.as_mut() else { return };
+        let (mut code, _) =
+            compile(&self.db, &clause.tmpl.cells, clause.tmpl.nvars, clause.body_start, clause.body_len);
+        native.lower(&mut code);
+        let hot = Cont::start(keep(&mut self.vm, &clause.hot, code));
+        if self.db.preds[i].entry(c).is_some() {
+            self.db.preds[i].set_entry(c, hot);
+        }
+    }
+
     /// Builds what `enter_pred` found missing: an index, else the code of
     /// the first candidate clause (compiled if it is not yet) in its entry.
     fn prepare_pred(&mut self, i: usize, n: u32) {
@@ -1218,9 +1250,11 @@ impl Machine {
         let at = after.addr().checked_sub(std::mem::size_of::<Instr>())?;
         for p in &self.db.preds {
             for c in p.clauses.iter() {
-                let Some(code) = c.vm.get() else { continue };
-                let start = code.as_ptr() as usize;
-                if !(start..start + std::mem::size_of_val(&**code)).contains(&at) {
+                let holds = |code: &Code| {
+                    let start = code.as_ptr() as usize;
+                    (start..start + std::mem::size_of_val(&**code)).contains(&at)
+                };
+                if !c.vm.get().is_some_and(holds) && !c.hot.get().is_some_and(holds) {
                     continue;
                 }
                 let name = crate::engine::write::format_atom(self.atoms.name(p.name), true);
@@ -1906,9 +1940,14 @@ fn neck_cut_enters(store: &crate::engine::term::Store, x: &[Cell], clause: &Clau
 }
 
 /// The code of a clause, compiled on its first use (the registers grow to
-/// what it needs).
+/// what it needs): its native code once it is hot, else the code the
+/// interpreter runs, which counts the calls until then (`Instr::Warm`)
+/// where the clause is to get native code.
 #[inline(always)]
 fn compiled<'a>(db: &crate::engine::db::Db, clause: &'a ClauseCode, vm: &mut super::Vm) -> &'a Code {
+    if let Some(code) = clause.hot.get() {
+        return code;
+    }
     if let Some(code) = clause.vm.get() {
         return code;
     }
@@ -1917,13 +1956,23 @@ fn compiled<'a>(db: &crate::engine::db::Db, clause: &'a ClauseCode, vm: &mut sup
     // Only a clause read from a program's text: an asserted one may be
     // retracted, and its native code would stay as long as the machine.
     if clause.span.is_some()
-        && let Some(native) = vm.native.as_mut()
+        && let Some(native) = vm.native.as_mut().filter(|n| n.on)
     {
-        native.lower(&mut code);
+        if native.after == 0 {
+            native.lower(&mut code);
+            return keep(vm, &clause.hot, code);
+        }
+        let warm = super::Warm { left: std::cell::Cell::new(native.after), clause };
+        code.insert(0, Instr::Warm(Box::new(warm)));
     }
+    keep(vm, &clause.vm, code)
+}
+
+/// `code` made the clause's, in `cell`, and kept in `Vm::codes`.
+fn keep<'a>(vm: &mut super::Vm, cell: &'a std::cell::OnceCell<Code>, code: Vec<Instr>) -> &'a Code {
     let code = super::code(code);
     vm.codes.push(code.clone());
-    clause.vm.get_or_init(|| code)
+    cell.get_or_init(|| code)
 }
 
 /// A binary integer operation; `None` on overflow, a zero divisor or an
