@@ -1085,6 +1085,11 @@ impl Machine {
         // Retracted since: it stays interpreted.
         let Some((i, c)) = found else { return };
         let clause = self.db.preds[i].clauses[c].clone();
+        // A clause found at the address of one retracted (its memory used
+        // again) is not one to compile now.
+        if clause.span.is_none() || clause.hot.get().is_some() {
+            return;
+        }
         let Some(native) = self.vm.native.as_mut() else { return };
         let (mut code, _) =
             compile(&self.db, &clause.tmpl.cells, clause.tmpl.nvars, clause.body_start, clause.body_len);
