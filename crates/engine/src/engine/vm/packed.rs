@@ -50,10 +50,6 @@ impl Packed {
     }
 }
 
-fn align_up(n: usize, align: usize) -> usize {
-    n.div_ceil(align) * align
-}
-
 fn protect(mem: &mut region::Allocation, from: usize, to: usize, p: Protection) -> io::Result<()> {
     // SAFETY: `from..to` lies inside the allocation (page-aligned offsets
     // of it), which stays mapped as long as the provider.
@@ -66,14 +62,14 @@ impl JITMemoryProvider for Packed {
             return self.data.allocate(size, align, kind);
         }
         let (page, align) = (region::page::size(), (align as usize).max(1));
-        let fits = self.chunks.last().is_some_and(|c| align_up(c.used, align) + size <= c.mem.len());
+        let fits = self.chunks.last().is_some_and(|c| c.used.next_multiple_of(align) + size <= c.mem.len());
         if !fits {
-            let mem =
-                region::alloc(align_up(size.max(CHUNK), page), Protection::READ_WRITE).map_err(io::Error::other)?;
+            let mem = region::alloc(size.max(CHUNK).next_multiple_of(page), Protection::READ_WRITE)
+                .map_err(io::Error::other)?;
             self.chunks.push(Chunk { mem, used: 0, sealed: 0 });
         }
         let c = self.chunks.last_mut().expect("a chunk");
-        let start = align_up(c.used, align);
+        let start = c.used.next_multiple_of(align);
         // The page it starts on may hold code made executable before.
         let first = start / page * page;
         if first < c.sealed {
@@ -95,7 +91,7 @@ impl JITMemoryProvider for Packed {
         self.data.finalize(branch_protection)?;
         let page = region::page::size();
         for c in &mut self.chunks {
-            let end = align_up(c.used, page);
+            let end = c.used.next_multiple_of(page);
             if end > c.sealed {
                 protect(&mut c.mem, c.sealed, end, Protection::READ_EXECUTE)
                     .map_err(|e| ModuleError::Backend(e.into()))?;

@@ -1091,8 +1091,7 @@ impl Machine {
             return;
         }
         let Some(native) = self.vm.native.as_mut() else { return };
-        let (mut code, _) =
-            compile(&self.db, &clause.tmpl.cells, clause.tmpl.nvars, clause.body_start, clause.body_len);
+        let (mut code, _) = clause_instrs(&self.db, &clause);
         native.lower(&mut code);
         let hot = Cont::start(keep(&mut self.vm, &clause.hot, code));
         if self.db.preds[i].entry(c).is_some() {
@@ -1956,7 +1955,7 @@ fn compiled<'a>(db: &crate::engine::db::Db, clause: &'a ClauseCode, vm: &mut sup
     if let Some(code) = clause.vm.get() {
         return code;
     }
-    let (mut code, nregs) = compile(db, &clause.tmpl.cells, clause.tmpl.nvars, clause.body_start, clause.body_len);
+    let (mut code, nregs) = clause_instrs(db, clause);
     vm.x.grow(nregs as usize);
     // Only a clause read from a program's text: an asserted one may be
     // retracted, and its native code would stay as long as the machine.
@@ -1971,6 +1970,11 @@ fn compiled<'a>(db: &crate::engine::db::Db, clause: &'a ClauseCode, vm: &mut sup
         code.insert(0, Instr::Warm(Box::new(warm)));
     }
     keep(vm, &clause.vm, code)
+}
+
+/// A clause's instructions, and the registers they need.
+fn clause_instrs(db: &crate::engine::db::Db, clause: &ClauseCode) -> (Vec<Instr>, u32) {
+    compile(db, &clause.tmpl.cells, clause.tmpl.nvars, clause.body_start, clause.body_len)
 }
 
 /// `code` made the clause's, in `cell`, and kept in `Vm::codes`.
