@@ -12,25 +12,11 @@ cp "$root"/tests/fixtures/queries/*.pl "$c/rules/" 2>/dev/null || true
 cp "$root"/games/*.kif "$c/kif/"
 gdl="$root/../shared/gdl-corpus"
 if [ -d "$gdl" ]; then
-  # Not the games that take seconds to load (in release, one core:
-  # gt_two_thirds_4p 0.9 s and _6p 2.0 s since the reader's fast path
-  # for facts, 2.8 s and 6.1 s before; laikLee_hex 1.7 s and 0.9 GB;
-  # several times that under the fuzzer's instrumentation): found by
-  # fuzzing; what is left is the static evaluation's own cost. Nor those
-  # that take a second or more to load and list their first moves
-  # (`tabula moves`, release, 2026-12-06: blokbox_simple 4.0 s, alexChess
-  # 3.3 s, amazons 2.6 s, amazonsSuicide 2.2 s,
-  # factoringImpossibleTurtleBrain 1.8 s, kalaha_2009 1.1 s): the 60
-  # seeds load in 13.5 s so, 24.5 s with them, and the `kif` target's
-  # pass over its seeds under AddressSanitizer took six minutes before it
-  # fuzzed anything. The reader sees the same syntax in the others.
-  # (`sed -n 1,60p` rather than `head -60`: head stops reading, grep
-  # dies of SIGPIPE, and under pipefail the script exits 141, as a CI run
-  # did.)
-  find "$gdl" -name '*.kif' | sort |
-    grep -v -e gt_two_thirds -e laikLee_hex -e blokbox_simple -e alexChess -e '/amazons\.kif' \
-      -e '/amazonsSuicide\.kif' -e factoringImpossibleTurtleBrain -e kalaha_2009 | sed -n 1,60p |
-    while read -r f; do cp "$f" "$c/kif/"; done
+  # The corpus games that load quickly under the fuzzer's instrumentation
+  # (fuzz/kif-seeds.txt says how they were chosen).
+  sed '/^#/d' "$here/kif-seeds.txt" | while read -r f; do
+    if [ -f "$gdl/$f" ]; then cp "$gdl/$f" "$c/kif/"; fi
+  done
 fi
 find "$root/tests" -name '*.record' -exec cp {} "$c/record/" \;
 printf '# tabula game record\ngame: breakthrough\noptions: rows=5 cols=5\nseed: 1\nseats: white=human black=random\nmoves:\nb2-b3\na4-a3\n' > "$c/record/seed.record"
