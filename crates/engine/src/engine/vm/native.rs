@@ -1549,6 +1549,49 @@ mod tests {
 
     /// `both_ways`, each clause getting native code at its `after + 1`th
     /// call.
+    /// What a run knows of its registers (`Gen::known`) does not outlive
+    /// a binding that changes it: integers given by `is/2` and compared,
+    /// variables bound and tested again in one run.
+    #[test]
+    fn integers_known_across_bindings_are_the_interpreters() {
+        let src = "step(X, D, W, X2, J) :- X2 is X + D, X2 >= 1, X2 =< W, J is (X2 - 1) * W + X2, J > X.\n\
+                   alias(A, B, C) :- B = A, A > 0, C is B + 1, C > A, B < C.\n\
+                   rebind(V, W, L) :- V is 3 + 1, L = [V, W], W is V + 1, W > V.\n\
+                   twice(X, Y) :- Y is X + 1, Y is X + 1, Y > X.\n\
+                   late(X, Y, Z) :- Y = Z, X > 1, Z is X * 2, Y =:= X + X.\n\
+                   bound(X, R) :- var(X), X = 5, ( var(X) -> R = v ; R = n ).\n\
+                   named(X, Y, R) :- Y \\== a, Y = X, X = a, ( Y == a -> R = y ; R = n ).\n";
+        both_ways(
+            src,
+            &[
+                "step(3, 1, 8, X2, J)",
+                "step(3, -1, 8, X2, J)",
+                "step(1, -1, 8, X2, J)",
+                "step(8, 1, 8, X2, J)",
+                "step(3, 1, 8, 4, J)",
+                "step(3, 1, 8, 5, J)",
+                "step(3, 1, 8, X2, 28)",
+                "step(3, 1, 8, X2, 27)",
+                "catch(step(3, 1, 8, a, J), error(E, _), true)",
+                "alias(2, B, C)",
+                "alias(0, B, C)",
+                "alias(X, 3, C)",
+                "rebind(V, W, L)",
+                "rebind(4, W, L)",
+                "rebind(5, W, L)",
+                "rebind(V, 5, L)",
+                "rebind(V, 6, L)",
+                "twice(1, Y)",
+                "late(3, Y, Z)",
+                "late(1, Y, Z)",
+                "bound(X, R)",
+                "bound(5, R)",
+                "named(X, Y, R)",
+                "named(b, Y, R)",
+            ],
+        );
+    }
+
     fn both_ways_after(src: &str, queries: &[&str], after: u32) {
         let mut plain = Engine::new();
         let mut native = Engine::new();
