@@ -283,7 +283,8 @@ impl Native {
         flags.set("use_colocated_libcalls", "false").ok()?;
         flags.set("is_pic", "false").ok()?;
         flags.set("opt_level", "speed").ok()?;
-        flags.set("enable_verifier", "false").ok()?;
+        // Debug builds (the tests') check every function's code.
+        flags.set("enable_verifier", if cfg!(debug_assertions) { "true" } else { "false" }).ok()?;
         let isa = cranelift_native::builder().ok()?.finish(settings::Flags::new(flags)).ok()?;
         let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
         // The clauses' code packed (see `packed`), where no cache needs
@@ -397,6 +398,15 @@ impl Native {
             b.finalize(self.module.target_config());
         }
         let defined = self.module.define_function(id, &mut self.ctx);
+        // A function the verifier rejects is a fault of `Gen`, which a
+        // release build (the verifier off) would run, wrongly.
+        debug_assert!(
+            !matches!(
+                defined,
+                Err(cranelift_module::ModuleError::Compilation(cranelift_codegen::CodegenError::Verifier(_)))
+            ),
+            "the native code of {run:?} fails Cranelift's verifier: {defined:?}"
+        );
         if let Some(c) = self.ctx.compiled_code() {
             self.bytes += c.code_info().total_size as u64;
         }
@@ -454,10 +464,12 @@ struct Gen<'a, 'b> {
     /// The builtins' steps this run has taken so far (added to the
     /// machine's count when it leaves).
     steps: Variable,
-    /// Registers dereferenced on the way to here, with their cells:
-    /// forgotten when the register is written, all of them when a
-    /// variable is bound or paths join.
-    known: Vec<(usize, Value, Value)>,
+    /// Registers dereferenced on the way to here, with their cells and
+    /// whether the cell is an integer (checked, or made by `is/2`):
+    /// forgotten when the register is written; when a variable is bound,
+    /// all but the integers (which no binding changes); all of them
+    /// where paths from elsewhere in the run join.
+    known: Vec<(usize, Value, Value, bool)>,
     /// The instructions that more than the one before them in the run
     /// can lead to (where `known` is forgotten).
     joins: Vec<bool>,
@@ -668,14 +680,20 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// A register code's cell, dereferenced (once on the way through a
     /// run, while nothing changes it).
     fn deref_reg(&mut self, code: usize) -> (Value, Value) {
-        if let Some(&(_, lo, hi)) = self.known.iter().find(|k| k.0 == code) {
+        if let Some(&(_, lo, hi, _)) = self.known.iter().find(|k| k.0 == code) {
             return (lo, hi);
         }
         let at = self.reg(code);
         let c = self.load(at);
         let (lo, hi) = self.deref(c);
-        self.known.push((code, lo, hi));
+        self.known.push((code, lo, hi, false));
         (lo, hi)
+    }
+
+    /// A variable may have been bound: what is known of registers is kept
+    /// only for those that are integers.
+    fn unsettle(&mut self) {
+        self.known.retain(|k| k.3);
     }
 
     /// Register code `code` is written: what was known of it is not.
@@ -771,10 +789,16 @@ impl<'a, 'b> Gen<'a, 'b> {
             AOp::Y(s) => s as usize | PERM,
             _ => unreachable!("a run's leaves are constants and registers"),
         };
+        if let Some(&(_, _, hi, true)) = self.known.iter().find(|k| k.0 == code) {
+            return hi;
+        }
         let (lo, hi) = self.deref_reg(code);
         let t = self.tag(lo);
         let int = self.b.ins().icmp_imm_s(IntCC::Equal, t, INT);
         self.require(int, other);
+        if let Some(k) = self.known.iter_mut().find(|k| k.0 == code) {
+            k.3 = true;
+        }
         hi
     }
 
@@ -826,11 +850,13 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// an integer or a variable to `other` (as `is_result`).
     fn is_result(&mut self, k: usize, code: usize, new: bool, r: Value, ex: Exits) {
         let Exits { done, fail, other } = ex;
+        // Whichever way it goes on, the register is the integer.
+        let int_tag = self.b.ins().iconst(I64, INT);
         if new {
             let at = self.reg(code);
-            let tag = self.b.ins().iconst(I64, INT);
-            self.store(at, (tag, r));
+            self.store(at, (int_tag, r));
             self.forget(code);
+            self.known.push((code, int_tag, r, true));
             self.done(k, done);
             return;
         }
@@ -842,8 +868,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().brif(is_ref, var, &[], nonvar, &[]);
         // An unbound variable is bound to the integer.
         self.b.switch_to_block(var);
-        let tag = self.b.ins().iconst(I64, INT);
-        self.bind(hi, (tag, r));
+        self.bind(hi, (int_tag, r));
         self.done(k, done);
         self.b.switch_to_block(nonvar);
         let int = self.b.ins().icmp_imm_s(IntCC::Equal, t, INT);
@@ -854,6 +879,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.done(k, done);
         self.b.switch_to_block(differ);
         self.fail(k, fail);
+        self.forget(code);
+        self.known.push((code, int_tag, r, true));
     }
 
     /// A test's operand, dereferenced.
@@ -934,8 +961,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         let (f, t) = (self.reg(from), self.reg(to));
         self.copy(f, t);
         self.forget(to);
-        if let Some(&(_, lo, hi)) = self.known.iter().find(|k| k.0 == from) {
-            self.known.push((to, lo, hi));
+        if let Some(&(_, lo, hi, int)) = self.known.iter().find(|k| k.0 == from) {
+            self.known.push((to, lo, hi, int));
         }
     }
 
@@ -944,7 +971,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let (next, back) = (self.b.create_block(), self.leaving(BACKTRACK));
         self.bind_or_compare(cell, c, next, back);
         self.b.switch_to_block(next);
-        self.known.clear();
+        self.unsettle();
         self.go(k, k + 1);
     }
 
@@ -972,7 +999,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let cell = self.b.ins().ishl_imm_u(addr, 4);
         let cell = self.b.ins().iadd(self.heap, cell);
         self.store((cell, 0), (lo, hi));
-        self.known.clear();
+        self.unsettle();
     }
 
     /// `n` new cells on the heap (the run made room for them on entry):
@@ -1036,7 +1063,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.bind(hi, term);
         self.b.ins().jump(next, &[]);
         self.b.switch_to_block(next);
-        self.known.clear();
+        self.unsettle();
         self.go(k, k + 1);
     }
 
@@ -1159,7 +1186,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         read(self, a, join);
         self.b.switch_to_block(join);
         // Paths with and without a binding join here.
-        self.known.clear();
+        self.unsettle();
         self.next_arg();
         self.go(k, k + 1);
     }
@@ -1228,7 +1255,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             self.store(r, v);
             self.forget(code);
             // An unbound variable dereferences to itself.
-            self.known.push((code, v.0, v.1));
+            self.known.push((code, v.0, v.1, false));
         }
     }
 
@@ -1315,7 +1342,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let next = self.b.create_block();
                 self.bind_or_compare(a, c, next, back);
                 self.b.switch_to_block(next);
-                self.known.clear();
+                self.unsettle();
             }
             ArgDst::Old(code) => {
                 let a = self.deref(v);
@@ -1384,7 +1411,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().brif(same, next, &[], back, &[]);
         self.b.switch_to_block(next);
         // Paths with and without a binding join here.
-        self.known.clear();
+        self.unsettle();
     }
 
     fn arith2(&mut self, k: usize, t: &Arith2) {
@@ -1560,7 +1587,8 @@ mod tests {
                    twice(X, Y) :- Y is X + 1, Y is X + 1, Y > X.\n\
                    late(X, Y, Z) :- Y = Z, X > 1, Z is X * 2, Y =:= X + X.\n\
                    bound(X, R) :- var(X), X = 5, ( var(X) -> R = v ; R = n ).\n\
-                   named(X, Y, R) :- Y \\== a, Y = X, X = a, ( Y == a -> R = y ; R = n ).\n";
+                   named(X, Y, R) :- Y \\== a, Y = X, X = a, ( Y == a -> R = y ; R = n ).\n\
+                   pm(F, A, B, M) :- ( T is F + A, arg(T, B, e), M = m(F, T) ; T is F - A, M = m(F, T) ).\n";
         both_ways(
             src,
             &[
@@ -1588,6 +1616,11 @@ mod tests {
                 "bound(5, R)",
                 "named(X, Y, R)",
                 "named(b, Y, R)",
+                "findall(M, pm(3, 1, b(e, x, x, e), M), L)",
+                "findall(M, pm(3, 1, b(e, x, x, x), M), L)",
+                "findall(M, pm(3, 1, b(e, x, x, e), m(3, 4)), L)",
+                "findall(M, pm(3, 1, b(e, x, x, e), m(3, 2)), L)",
+                "findall(M, pm(3, 1, b(e, x, x, e), m(F, T)), L)",
             ],
         );
     }
