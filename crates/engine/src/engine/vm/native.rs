@@ -469,7 +469,7 @@ struct Gen<'a, 'b> {
     /// forgotten when the register is written; when a variable is bound,
     /// all but the integers (which no binding changes); all of them
     /// where paths from elsewhere in the run join.
-    known: Vec<(usize, Value, Value, bool)>,
+    known: Vec<Known>,
     /// The instructions that more than the one before them in the run
     /// can lead to (where `known` is forgotten).
     joins: Vec<bool>,
@@ -479,6 +479,16 @@ struct Gen<'a, 'b> {
     s: Variable,
     wr: Variable,
     groups: bool,
+}
+
+/// What a run knows of a register on the way to here (`Gen::known`): its
+/// cell dereferenced, and whether that is an integer.
+#[derive(Clone, Copy)]
+struct Known {
+    code: usize,
+    lo: Value,
+    hi: Value,
+    int: bool,
 }
 
 const MEM: MemFlagsData = MemFlagsData::trusted();
@@ -680,25 +690,36 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// A register code's cell, dereferenced (once on the way through a
     /// run, while nothing changes it).
     fn deref_reg(&mut self, code: usize) -> (Value, Value) {
-        if let Some(&(_, lo, hi, _)) = self.known.iter().find(|k| k.0 == code) {
-            return (lo, hi);
+        if let Some(k) = self.known_of(code) {
+            return (k.lo, k.hi);
         }
         let at = self.reg(code);
         let c = self.load(at);
         let (lo, hi) = self.deref(c);
-        self.known.push((code, lo, hi, false));
+        self.known.push(Known { code, lo, hi, int: false });
         (lo, hi)
+    }
+
+    fn known_of(&self, code: usize) -> Option<Known> {
+        self.known.iter().find(|k| k.code == code).copied()
+    }
+
+    /// Register code `code` now holds the integer `r` (`int_tag` the
+    /// tag's word), on every path that goes on from here.
+    fn known_int(&mut self, code: usize, int_tag: Value, r: Value) {
+        self.forget(code);
+        self.known.push(Known { code, lo: int_tag, hi: r, int: true });
     }
 
     /// A variable may have been bound: what is known of registers is kept
     /// only for those that are integers.
     fn unsettle(&mut self) {
-        self.known.retain(|k| k.3);
+        self.known.retain(|k| k.int);
     }
 
     /// Register code `code` is written: what was known of it is not.
     fn forget(&mut self, code: usize) {
-        self.known.retain(|k| k.0 != code);
+        self.known.retain(|k| k.code != code);
     }
 
     /// The address of a register code (X, or with `PERM` a slot).
@@ -789,15 +810,15 @@ impl<'a, 'b> Gen<'a, 'b> {
             AOp::Y(s) => s as usize | PERM,
             _ => unreachable!("a run's leaves are constants and registers"),
         };
-        if let Some(&(_, _, hi, true)) = self.known.iter().find(|k| k.0 == code) {
+        if let Some(Known { hi, int: true, .. }) = self.known_of(code) {
             return hi;
         }
         let (lo, hi) = self.deref_reg(code);
         let t = self.tag(lo);
         let int = self.b.ins().icmp_imm_s(IntCC::Equal, t, INT);
         self.require(int, other);
-        if let Some(k) = self.known.iter_mut().find(|k| k.0 == code) {
-            k.3 = true;
+        if let Some(k) = self.known.iter_mut().find(|k| k.code == code) {
+            k.int = true;
         }
         hi
     }
@@ -855,8 +876,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         if new {
             let at = self.reg(code);
             self.store(at, (int_tag, r));
-            self.forget(code);
-            self.known.push((code, int_tag, r, true));
+            self.known_int(code, int_tag, r);
             self.done(k, done);
             return;
         }
@@ -879,8 +899,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.done(k, done);
         self.b.switch_to_block(differ);
         self.fail(k, fail);
-        self.forget(code);
-        self.known.push((code, int_tag, r, true));
+        self.known_int(code, int_tag, r);
     }
 
     /// A test's operand, dereferenced.
@@ -961,8 +980,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         let (f, t) = (self.reg(from), self.reg(to));
         self.copy(f, t);
         self.forget(to);
-        if let Some(&(_, lo, hi, int)) = self.known.iter().find(|k| k.0 == from) {
-            self.known.push((to, lo, hi, int));
+        if let Some(k) = self.known_of(from) {
+            self.known.push(Known { code: to, ..k });
         }
     }
 
@@ -1255,7 +1274,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             self.store(r, v);
             self.forget(code);
             // An unbound variable dereferences to itself.
-            self.known.push((code, v.0, v.1, false));
+            self.known.push(Known { code, lo: v.0, hi: v.1, int: false });
         }
     }
 
