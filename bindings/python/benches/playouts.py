@@ -36,14 +36,15 @@ def main():
     name = sys.argv[2] if len(sys.argv) > 2 else "breakthrough"
     rows = []
     game = tabula.load(name)
+    # tabula's two ways of stepping: (new state, legal, apply, over).
+    by_action = (game.new_state, lambda s: s.legal_actions(), lambda s, a: s.apply_action(a), lambda s: s.is_over())
+    by_text = (game.new_state, lambda s: s.legal_moves(), lambda s, m: s.apply(m), lambda s: s.is_over())
     # Unmeasured first: a clause gets native code at its 100th call, which
     # the first playouts pay for (Cranelift compiling); the rows are the
     # steady state, as OpenSpiel's is.
-    python_loop(game.new_state, lambda s: s.legal_actions(), lambda s, a: s.apply_action(a), lambda s: s.is_over(), 0.5)
-    python_loop(game.new_state, lambda s: s.legal_moves(), lambda s, m: s.apply(m), lambda s: s.is_over(), 0.5)
-    rate, length = python_loop(
-        game.new_state, lambda s: s.legal_actions(), lambda s, a: s.apply_action(a), lambda s: s.is_over(), seconds
-    )
+    for way in (by_action, by_text):
+        python_loop(*way, 0.5)
+    rate, length = python_loop(*by_action, seconds)
     rows.append(("tabula, Python API (legal_actions / apply_action)", rate, length))
     try:
         import pyspiel
@@ -59,9 +60,7 @@ def main():
         rows.append(("OpenSpiel C++ breakthrough, from Python", rate, length))
     except ImportError:
         rows.append(("OpenSpiel (not installed)", float("nan"), float("nan")))
-    rate, length = python_loop(
-        game.new_state, lambda s: s.legal_moves(), lambda s, m: s.apply(m), lambda s: s.is_over(), seconds
-    )
+    rate, length = python_loop(*by_text, seconds)
     rows.append(("tabula, Python API by text (legal_moves / apply)", rate, length))
     # The loop's own cost: the same loop over a stand-in that does nothing
     # (a fixed list of 25 actions, games of 64 plies), which OpenSpiel's
