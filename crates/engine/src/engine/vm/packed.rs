@@ -17,7 +17,7 @@
 //! it is writable.
 
 use cranelift_jit::{BranchProtection, JITMemoryKind, JITMemoryProvider, SystemMemoryProvider};
-use cranelift_module::{ModuleError, ModuleResult};
+use cranelift_module::ModuleResult;
 use region::Protection;
 use std::io;
 
@@ -93,8 +93,12 @@ impl JITMemoryProvider for Packed {
         for c in &mut self.chunks {
             let end = c.used.next_multiple_of(page);
             if end > c.sealed {
-                protect(&mut c.mem, c.sealed, end, Protection::READ_EXECUTE)
-                    .map_err(|e| ModuleError::Backend(e.into()))?;
+                // Not an error to go on from: the page a batch starts on
+                // may hold older functions, which the machine calls, and
+                // `allocate` made it writable, not executable.
+                if let Err(e) = protect(&mut c.mem, c.sealed, end, Protection::READ_EXECUTE) {
+                    panic!("native code: making its pages executable again failed ({e}); set TABULA_NATIVE=0");
+                }
                 c.sealed = end;
             }
         }
