@@ -370,3 +370,41 @@ fn random_playout_statistics_match_published_figures() {
     assert!((avg - 64.10).abs() <= 0.5, "average length {avg}");
     assert!((white - 50.9).abs() <= 1.5, "white wins {white}%");
 }
+
+/// A step by integer action that brings the next position's legal actions
+/// (what Python's `apply_action` takes, so that the next `legal_actions`
+/// and the next action's check need no call of their own) brings exactly
+/// those the position lists when asked, in every game whose rules list an
+/// action space, over the first plies of a few random games.
+#[test]
+fn a_step_by_action_brings_the_next_positions_legal_actions() {
+    let mut stepped = 0;
+    for path in games().into_iter().filter(|p| p.extension().is_some_and(|e| e == "rules")) {
+        let (mut game, _) = tabula::loader::load(&path).unwrap();
+        let opts = game.options_term(&[]).unwrap();
+        let Some(space) = game.action_space(&opts).unwrap().filter(|s| s.listed_moves().is_some()) else { continue };
+        let mut walk = tabula::game::Walk::new(5);
+        for seed in 0..3 {
+            let mut s = game.initial_state(&opts, seed).unwrap();
+            for _ in 0..40 {
+                if game.status(&s).unwrap().outcome.is_some() {
+                    break;
+                }
+                let actions = game.legal_actions(&space, &s).unwrap();
+                let a = actions[walk.pick(actions.len())];
+                let next = game.after_action_listed(&s, None, &space, a).unwrap();
+                let status = game.status(&next.state).unwrap();
+                assert_eq!(next.status, status, "{}: the status after action {a}", path.display());
+                match &next.actions {
+                    Some(listed) => {
+                        assert_eq!(listed, &game.legal_actions(&space, &next.state).unwrap(), "{}", path.display());
+                        stepped += 1;
+                    }
+                    None => assert!(status.outcome.is_some() || status.chance, "{}: no actions listed", path.display()),
+                }
+                s = next.state;
+            }
+        }
+    }
+    assert!(stepped > 100, "{stepped} steps checked");
+}

@@ -240,8 +240,10 @@ impl State {
             .with(py, |e| -> Result<_, GameError> {
                 let space = space.as_ref().map(|n| &n.space);
                 let next = match (action, space) {
+                    // The next position's actions come too: the next
+                    // action must be checked against them.
                     (Some(a), Some(sp)) if sp.listed_moves().is_some() => {
-                        e.game.after_action(play.state(), mark, sp, a)?
+                        e.game.after_action_listed(play.state(), mark, sp, a)?
                     }
                     _ => e.game.after_listing(play.state(), mark, &mv, space)?,
                 };
