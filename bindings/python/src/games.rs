@@ -4,7 +4,7 @@
 use crate::errors::OrRaise;
 use crate::state::State;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyList};
+use pyo3::types::{PyBool, PyDict, PyList, PyString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use tabula::engine::Tmpl;
@@ -116,6 +116,10 @@ pub struct Core {
     /// The first `MAX_CACHED_INTS` actions as Python integers, made once:
     /// a list of legal actions is built from them, no integer made anew.
     action_ints: OnceLock<Box<[Py<PyAny>]>>,
+    /// Each action's text as a Python string, made once, where a move's
+    /// notation does not depend on the position (`Numbered::texts`): a
+    /// list of legal moves is built from them.
+    action_strs: OnceLock<Box<[Py<PyString>]>>,
     pub name: String,
     pub title: String,
     pub description: Option<String>,
@@ -162,6 +166,18 @@ impl Core {
             }
         };
         PyList::new(py, actions.iter().map(|&a| ints.get(a).map_or_else(|| int(py, a), |i| i.bind(py).clone())))
+    }
+
+    /// The texts of `actions` (each a move's notation that does not
+    /// depend on the position) as a Python list, from strings made once.
+    pub fn action_text_list<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &[String],
+        actions: &[usize],
+    ) -> PyResult<Bound<'py, PyList>> {
+        let strs = self.action_strs.get_or_init(|| texts.iter().map(|t| PyString::new(py, t).unbind()).collect());
+        PyList::new(py, actions.iter().map(|&a| strs[a].bind(py).clone()))
     }
 
     /// What an action does: the notation of its move, or the click.
@@ -292,6 +308,7 @@ pub fn load(py: Python<'_>, name_or_path: &str, options: Option<&Bound<'_, PyDic
                 notation_needs_position: g.has("notation", 3),
                 actions: OnceLock::new(),
                 action_ints: OnceLock::new(),
+                action_strs: OnceLock::new(),
                 loaded_as,
                 engine: Mutex::new(Engine { game: g, options, players, observer: None }),
             })

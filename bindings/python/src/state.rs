@@ -4,10 +4,10 @@
 //! what it has asked the rules (whose turn, the moves) until then.
 
 use crate::errors::{AmbiguousMove, IllegalMove, OrRaise, to_py};
-use crate::games::{Actions, Clicks, Core, Engine, Game, MAX_CLICKS};
+use crate::games::{Actions, Clicks, Core, Engine, Game, MAX_CLICKS, Numbered};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString};
 use std::sync::Arc;
 use tabula::game::explain::{self, Verdict};
 use tabula::game::{self, GameError, Move, Outcome, Play, Shown};
@@ -111,13 +111,22 @@ impl State {
     /// no move copied out of the engine, none named again. `None` where
     /// that is not so, or a legal move has no action (the moves then say).
     fn texts_of_actions(&mut self, py: Python<'_>) -> Option<Vec<String>> {
+        let (n, actions) = self.numbered_texts(py)?;
+        let texts = n.texts.as_ref().expect("numbered_texts has them");
+        Some(actions.iter().map(|&a| texts[a].clone()).collect())
+    }
+
+    /// The numbering of the moves with their texts, and the legal actions,
+    /// where a move's notation does not depend on the position (its text
+    /// is its action's); `None` otherwise.
+    fn numbered_texts(&mut self, py: Python<'_>) -> Option<(Arc<Numbered>, &Vec<usize>)> {
         if !self.core.has_actions || self.core.notation_needs_position {
             return None;
         }
         let Ok(Actions::Moves(n)) = self.core.actions(py) else { return None };
-        let texts = n.texts.as_ref()?;
+        n.texts.as_ref()?;
         let actions = self.move_actions(py).ok()?;
-        Some(actions.iter().map(|&a| texts[a].clone()).collect())
+        Some((n, actions))
     }
 
     /// Each legal move's clicks, as targets.
@@ -258,6 +267,14 @@ impl State {
 
     /// Which legal move a person typed (`Game::match_text`).
     fn find_typed(&mut self, py: Python<'_>, typed: &str) -> PyResult<usize> {
+        if self.known.texts.is_none()
+            && let Some((n, actions)) = self.numbered_texts(py)
+        {
+            // The texts are the actions': read where they are, no copy.
+            let texts = n.texts.as_ref().expect("numbered_texts has them");
+            let refs: Vec<&str> = actions.iter().map(|&a| texts[a].as_str()).collect();
+            return game::match_typed(&refs, typed).map_err(to_py);
+        }
         self.texts(py)?;
         let texts = self.known.texts.as_ref().expect("just listed");
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -410,6 +427,12 @@ impl State {
 
     /// The legal moves in notation, in the order the rules give them.
     fn legal_moves<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        if self.known.texts.is_none()
+            && let Some((n, actions)) = self.numbered_texts(py)
+        {
+            let (texts, actions) = (n.texts.as_ref().expect("numbered_texts has them"), actions.clone());
+            return self.core.action_text_list(py, texts, &actions);
+        }
         PyList::new(py, self.texts(py)?)
     }
 
@@ -438,7 +461,11 @@ impl State {
     /// `legal_moves()` from 1, as typed in `tabula play`), or an integer
     /// action. An illegal move raises `IllegalMove` and changes nothing.
     fn apply(&mut self, py: Python<'_>, mv: &Bound<'_, PyAny>) -> PyResult<()> {
-        if let Ok(action) = mv.extract::<i64>() {
+        // A text is told first: asking it for an integer would make (and
+        // drop) an exception, which costs more than the rest of the call.
+        if !mv.is_instance_of::<PyString>()
+            && let Ok(action) = mv.extract::<i64>()
+        {
             return self.apply_action(py, action);
         }
         let Ok(text) = mv.extract::<String>() else {
