@@ -392,7 +392,8 @@ fn a_step_by_action_brings_the_next_positions_legal_actions() {
                 }
                 let actions = game.legal_actions(&space, &s).unwrap();
                 let a = actions[walk.pick(actions.len())];
-                let next = game.after_action_listed(&s, None, &space, a).unwrap();
+                let next = game.after_action(&s, None, &space, a).unwrap();
+                let next = game.with_next_actions(&space, next);
                 let status = game.status(&next.state).unwrap();
                 assert_eq!(next.status, status, "{}: the status after action {a}", path.display());
                 match &next.actions {

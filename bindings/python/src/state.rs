@@ -234,7 +234,8 @@ impl State {
 
     /// Makes the legal move `mv`, and asks the rules about the position it
     /// leads to (in the same release of the GIL): where it stands, and its
-    /// legal actions where they come with the move (a GDL game's network).
+    /// legal actions where they come with the move (a GDL game's network)
+    /// or the move was given by its integer action (a listed space).
     /// `action` is the move's integer action, where it is known.
     fn make(&mut self, py: Python<'_>, mv: Move, action: Option<usize>) -> PyResult<()> {
         let mover = self.known.mover.clone().unwrap_or_default();
@@ -252,7 +253,8 @@ impl State {
                     // The next position's actions come too: the next
                     // action must be checked against them.
                     (Some(a), Some(sp)) if sp.listed_moves().is_some() => {
-                        e.game.after_action_listed(play.state(), mark, sp, a)?
+                        let next = e.game.after_action(play.state(), mark, sp, a)?;
+                        e.game.with_next_actions(sp, next)
                     }
                     _ => e.game.after_listing(play.state(), mark, &mv, space)?,
                 };

@@ -90,24 +90,17 @@ impl Game {
         self.after_with(s, mark, m, Some(action), Some(space))
     }
 
-    /// [`Game::after_action`], with the next position's legal actions
-    /// listed in the same call where the move did not bring them (and the
-    /// game goes on, with a player to move): what a front end that steps
-    /// by integer actions asks for next, as it must check the next action
-    /// it is given. A listing that fails leaves them unlisted, for the
-    /// caller to list (and meet the error) when it asks.
-    pub fn after_action_listed(
-        &mut self,
-        s: &State,
-        mark: Option<u64>,
-        space: &ActionSpace,
-        action: usize,
-    ) -> Result<Next, GameError> {
-        let mut next = self.after_action(s, mark, space, action)?;
+    /// `next` (a position a move made) with its legal actions listed,
+    /// where the move did not bring them and the game goes on with a
+    /// player to move: what a front end that steps by integer actions asks
+    /// for next, as it must check the next action it is given, listed in
+    /// the same call as the move. A listing that fails leaves them
+    /// unlisted, for the caller to list (and meet the error) when it asks.
+    pub fn with_next_actions(&mut self, space: &ActionSpace, mut next: Next) -> Next {
         if next.actions.is_none() && next.status.outcome.is_none() && !next.status.chance {
             next.actions = self.legal_actions(space, &next.state).ok();
         }
-        Ok(next)
+        next
     }
 
     fn after_with(
