@@ -68,6 +68,21 @@ pub struct ClauseCode {
     pub neck: Option<u64>,
 }
 
+/// How many clauses with compiled code have been dropped, in every
+/// machine of the process: a clause's code is then held only by its
+/// machine's `Vm::codes`, and a query's start frees it (see
+/// `Machine::sweep_codes`). Unchanged since the last sweep, there is
+/// nothing for that sweep to free, and it is skipped.
+pub static CODES_RELEASED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl Drop for ClauseCode {
+    fn drop(&mut self) {
+        if self.vm.get().is_some() || self.hot.get().is_some() {
+            CODES_RELEASED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
 impl ClauseCode {
     /// Bytes the clause holds, about: its template, and the register code
     /// compiled from it (about twice the template).

@@ -632,6 +632,8 @@ pub struct Vm {
     /// `Machine::sweep_codes` looks for the ones no longer needed.
     pub codes: Vec<Code>,
     pub sweep_at: usize,
+    /// `db::CODES_RELEASED` as the last sweep found it.
+    pub released: u64,
     /// Shared internal code.
     pub succeed: Code,
     pub fa_code: Code,
@@ -681,6 +683,7 @@ impl Default for Vm {
             live: 0,
             codes: Vec::new(),
             sweep_at: SWEEP_MIN,
+            released: 0,
             succeed,
             fa_code: code(vec![Instr::FaAdd]),
             sample_code: code(vec![Instr::SampleAdd]),

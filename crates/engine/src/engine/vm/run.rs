@@ -31,8 +31,13 @@ impl Machine {
         vm.cp = done;
         vm.cont = done;
         self.vm_goal = Some(goal);
-        // No continuation is left from an earlier query.
-        self.sweep_codes(true);
+        // No continuation is left from an earlier query: every code that
+        // only `codes` holds goes, if a clause with code has been dropped
+        // since the last sweep (else none is such).
+        let released = crate::engine::db::CODES_RELEASED.load(std::sync::atomic::Ordering::Relaxed);
+        if released != self.vm.released || self.vm.codes.len() > self.vm.sweep_at {
+            self.sweep_codes(true);
+        }
     }
 
     /// Looks for the next answer (see `Machine::solve`).
@@ -1800,6 +1805,12 @@ impl Machine {
     /// live ones count too: a stale pointer only keeps code a while).
     pub(crate) fn sweep_codes(&mut self, none_live: bool) {
         let vm = &mut self.vm;
+        // With no continuation, every code whose clause is gone goes: a
+        // query's start need not sweep again until another is dropped.
+        // (Read first: a clause dropped during the sweep is seen then.)
+        if none_live {
+            vm.released = crate::engine::db::CODES_RELEASED.load(std::sync::atomic::Ordering::Relaxed);
+        }
         let mut conts: Vec<usize> = Vec::new();
         if !none_live {
             conts.extend([vm.cp.addr(), vm.cont.addr()]);
