@@ -429,11 +429,11 @@ impl State {
 
     /// The legal moves in notation, in the order the rules give them.
     fn legal_moves<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let core = Arc::clone(&self.core);
         if self.known.texts.is_none()
             && let Some((n, actions)) = self.numbered_texts(py)
         {
-            let (texts, actions) = (n.texts.as_ref().expect("numbered_texts has them"), actions.clone());
-            return self.core.action_text_list(py, texts, &actions);
+            return core.action_text_list(py, n.texts.as_ref().expect("numbered_texts has them"), actions);
         }
         PyList::new(py, self.texts(py)?)
     }
