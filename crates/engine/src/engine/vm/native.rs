@@ -1593,8 +1593,6 @@ mod tests {
         both_ways_after(src, queries, 0);
     }
 
-    /// `both_ways`, each clause getting native code at its `after + 1`th
-    /// call.
     /// What a run knows of its registers (`Gen::known`) does not outlive
     /// a binding that changes it: integers given by `is/2` and compared,
     /// variables bound and tested again in one run.
@@ -1644,6 +1642,8 @@ mod tests {
         );
     }
 
+    /// `both_ways`, each clause getting native code at its `after + 1`th
+    /// call.
     fn both_ways_after(src: &str, queries: &[&str], after: u32) {
         let mut plain = Engine::new();
         let mut native = Engine::new();
