@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tabula::game::{Game, Outcome};
+use tabula::game::{Game, Outcome, Status};
 
 fn games() -> Vec<PathBuf> {
     tabula::game::list_games(&Path::new(env!("CARGO_MANIFEST_DIR")).join("games"))
@@ -392,10 +392,19 @@ fn a_step_by_action_brings_the_next_positions_legal_actions() {
                 }
                 let actions = game.legal_actions(&space, &s).unwrap();
                 let a = actions[walk.pick(actions.len())];
-                let next = game.after_action(&s, None, &space, a).unwrap();
-                let next = game.with_next_actions(&space, next);
+                let next = game.after_action_listed(&s, None, &space, a).unwrap();
+                // The same position as the move made alone.
+                let alone = game.after_action(&s, None, &space, a).unwrap();
+                assert_eq!(next.state.term(), alone.state.term(), "{}: the position after action {a}", path.display());
                 let status = game.status(&next.state).unwrap();
                 assert_eq!(next.status, status, "{}: the status after action {a}", path.display());
+                // The status as game_over/2, to_move/2 and chance/1 say, one by one.
+                let outcome = game.outcome(&next.state).unwrap();
+                let (mover, chance) = match outcome {
+                    Some(_) => (None, false),
+                    None => (Some(game.to_move(&next.state).unwrap()), game.chance(&next.state).unwrap()),
+                };
+                assert_eq!(status, Status { outcome, mover, chance }, "{}", path.display());
                 match &next.actions {
                     Some(listed) => {
                         assert_eq!(listed, &game.legal_actions(&space, &next.state).unwrap(), "{}", path.display());

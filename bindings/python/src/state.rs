@@ -253,8 +253,7 @@ impl State {
                     // The next position's actions come too: the next
                     // action must be checked against them.
                     (Some(a), Some(sp)) if sp.listed_moves().is_some() => {
-                        let next = e.game.after_action(play.state(), mark, sp, a)?;
-                        e.game.with_next_actions(sp, next)
+                        e.game.after_action_listed(play.state(), mark, sp, a)?
                     }
                     _ => e.game.after_listing(play.state(), mark, &mv, space)?,
                 };

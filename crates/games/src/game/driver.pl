@@ -168,3 +168,17 @@
     move(S, M, S2),
     !,
     '$status'(S2, Chance, St).
+
+% '$after_scan'(+State, +Move, +Chance, -Out): '$after'/5's answers one by
+% one, then the next position's moves: Out is the position after the legal
+% move, then its status, then each of its moves by move/2 while a player is
+% to move without chance (Game::after_action_listed, one query a step).
+'$after_scan'(S, M, Chance, Out) :-
+    move(S, M, S2),
+    !,
+    '$status'(S2, Chance, St),
+    (   Out = S2
+    ;   Out = St
+    ;   St = to_move(_, false),
+        move(S2, Out)
+    ).

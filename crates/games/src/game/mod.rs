@@ -261,6 +261,9 @@ pub struct Game {
     /// The names of the roles of a GDL game's network, by their numbers
     /// (found at its first native step).
     native_roles: Vec<String>,
+    /// How a `'$status'/3` answer is read without the engine's help (see
+    /// `step::StatusCells`): made at the first status.
+    status_cells: Option<step::StatusCells>,
 }
 
 /// How a game's random playouts draw moves, found for the options its
@@ -511,6 +514,7 @@ impl Game {
             optional,
             plan: PlayoutPlan::Unknown,
             native_roles: Vec::new(),
+            status_cells: None,
         };
         let t = game.call1("title", &[Arg::Out], "title/1")?;
         game.title = game.engine.value(&t[0]).as_text().map_or_else(|| game.engine.term_text(&t[0]), str::to_string);

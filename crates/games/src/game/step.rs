@@ -90,17 +90,39 @@ impl Game {
         self.after_with(s, mark, m, Some(action), Some(space))
     }
 
-    /// `next` (a position a move made) with its legal actions listed,
-    /// where the move did not bring them and the game goes on with a
-    /// player to move: what a front end that steps by integer actions asks
-    /// for next, as it must check the next action it is given, listed in
-    /// the same call as the move. A listing that fails leaves them
+    /// [`Game::after_action`], with the legal actions of the position
+    /// after listed too where the game goes on with a player to move: what
+    /// a front end that steps by integer actions asks for next, as it must
+    /// check the next action it is given. The rules answer the move, the
+    /// status and the listing in one query (`'$after_scan'/4`: the position
+    /// is copied into the engine once, and the next one not at all). A
+    /// listing that fails, or gives a move the space lacks, leaves them
     /// unlisted, for the caller to list (and meet the error) when it asks.
-    pub fn with_next_actions(&mut self, space: &ActionSpace, mut next: Next) -> Next {
-        if next.actions.is_none() && next.status.outcome.is_none() && !next.status.chance {
-            next.actions = self.legal_actions(space, &next.state).ok();
-        }
-        next
+    pub fn after_action_listed(
+        &mut self,
+        s: &State,
+        mark: Option<u64>,
+        space: &ActionSpace,
+        action: usize,
+    ) -> Result<Next, GameError> {
+        let Some(m) = space.listed_moves().and_then(|ms| ms.get(action)) else {
+            return Err(GameError::Rules(format!("no listed move has the action {action}")));
+        };
+        let next = match self.native_after(s, mark, m, Some(action), Some(space)) {
+            Some(next) => next,
+            None => match self.after_scan(s, m, space) {
+                Some(next) => return Ok(next),
+                None => {
+                    let (state, status) = self.after_by_rules(s, m)?;
+                    Next { state, status, actions: None, mark: None }
+                }
+            },
+        };
+        let goes_on = next.status.outcome.is_none() && !next.status.chance;
+        Ok(match next.actions {
+            None if goes_on => Next { actions: self.legal_actions(space, &next.state).ok(), ..next },
+            _ => next,
+        })
     }
 
     fn after_with(
@@ -111,14 +133,65 @@ impl Game {
         action: Option<usize>,
         space: Option<&ActionSpace>,
     ) -> Result<Next, GameError> {
-        let number = |t: &Tmpl| space.and_then(|sp| sp.listed_action_of_cells(&t.cells));
-        let listed = space.filter(|sp| sp.listed_moves().is_some()).map(|sp| (sp.id, &number as _));
-        if let Some(a) = step::after(&mut self.engine, s.seen(), mark, &m.0, action, listed) {
-            let status = self.native_status(a.standing);
-            return Ok(Next { state: State::of_fluents(a.next), status, actions: a.actions, mark: Some(a.mark) });
+        if let Some(next) = self.native_after(s, mark, m, action, space) {
+            return Ok(next);
         }
         let (state, status) = self.after_by_rules(s, m)?;
         Ok(Next { state, status, actions: None, mark: None })
+    }
+
+    /// The step on a GDL game's network, where it takes it.
+    fn native_after(
+        &mut self,
+        s: &State,
+        mark: Option<u64>,
+        m: &Move,
+        action: Option<usize>,
+        space: Option<&ActionSpace>,
+    ) -> Option<Next> {
+        let number = |t: &Tmpl| space.and_then(|sp| sp.listed_action_of_cells(&t.cells));
+        let listed = space.filter(|sp| sp.listed_moves().is_some()).map(|sp| (sp.id, &number as _));
+        let a = step::after(&mut self.engine, s.seen(), mark, &m.0, action, listed)?;
+        let status = self.native_status(a.standing);
+        Some(Next { state: State::of_fluents(a.next), status, actions: a.actions, mark: Some(a.mark) })
+    }
+
+    /// The move, the status and the next position's listed actions in one
+    /// query of the rules (`'$after_scan'/4`, which answers the next
+    /// position, then its status, then its moves by `move/2`). `None`
+    /// where the rules have no `move/2`, or the move or the status fails,
+    /// errs or is not ground: the query one by one says why.
+    fn after_scan(&mut self, s: &State, m: &Move, space: &ActionSpace) -> Option<Next> {
+        if !self.has("move", 2) {
+            return None;
+        }
+        let chance = self.chance_atom();
+        let (mut next, mut status) = (None, None);
+        let mut actions = Vec::with_capacity(32);
+        // Whether every move listed is ground and in the space.
+        let mut whole = true;
+        let scanned = self.engine.scan(
+            "$after_scan",
+            &[Arg::In(s.term()), Arg::In(&m.0), Arg::In(&chance), Arg::Out],
+            |cells, nvars| {
+                if next.is_none() {
+                    next = Some(Tmpl { cells: cells.into(), nvars });
+                } else if status.is_none() {
+                    status = Some(Tmpl { cells: cells.into(), nvars });
+                } else {
+                    match space.listed_action_of_cells(cells).filter(|_| nvars == 0) {
+                        Some(a) => actions.push(a),
+                        None => whole = false,
+                    }
+                }
+                whole
+            },
+        );
+        let (next, status) = (next.filter(|t| t.nvars == 0)?, status?);
+        let status = self.status_of(&status).ok()?;
+        let goes_on = status.outcome.is_none() && !status.chance;
+        let actions = (goes_on && whole && scanned.is_ok()).then_some(actions);
+        Some(Next { state: State::new(next), status, actions, mark: None })
     }
 
     fn after_by_rules(&mut self, s: &State, m: &Move) -> Result<(State, Status), GameError> {
@@ -142,10 +215,10 @@ impl Game {
     /// front end takes at each ply (a learning agent's loop): where the
     /// state stands, its legal actions, one drawn by `walk`, and the state
     /// after it ([`Game::status`], [`Game::legal_actions`],
-    /// [`Game::after_action`], which brings the next legal actions where
-    /// it can). The plies played. It measures what such a loop
-    /// costs in the engine, beside [`Game::playout`]'s own. The actions
-    /// must be listed.
+    /// [`Game::after_action_listed`], which brings the next legal
+    /// actions). The plies played. It measures what such a loop costs in
+    /// the engine, beside [`Game::playout`]'s own. The actions must be
+    /// listed.
     pub fn step_playout(&mut self, space: &ActionSpace, s: &State, walk: &mut Walk) -> Result<u64, GameError> {
         if space.listed_moves().is_none() {
             return Err(GameError::Rules("a step loop needs the actions listed (action_space/2)".into()));
@@ -163,7 +236,7 @@ impl Game {
                 return Err(GameError::Rules(format!("{mover} is to move, with no legal move")));
             }
             let a = actions[walk.pick(actions.len())];
-            at = self.after_action(&at.state, at.mark, space, a)?;
+            at = self.after_action_listed(&at.state, at.mark, space, a)?;
             plies += 1;
         }
         Ok(plies)
@@ -199,6 +272,30 @@ impl Game {
 
     /// A `'$status'/3` answer: `over(Result)` or `to_move(Player, Chance)`.
     fn status_of(&mut self, t: &Tmpl) -> Result<Status, GameError> {
+        if self.status_cells.is_none() {
+            let mut atom = |name: &str| self.engine.atom_term(name).cells[0];
+            let (to_move, yes, no) = (atom("to_move"), atom("true"), atom("false"));
+            self.status_cells = Some(StatusCells { to_move, yes, no, players: Vec::new() });
+        }
+        let cells = self.status_cells.as_mut().expect("made above");
+        let fast = cells.to_move(t);
+        if let Some((player, chance)) = fast
+            && let Some((_, name)) = cells.players.iter().find(|(c, _)| *c == player)
+        {
+            return Ok(Status { outcome: None, mover: Some(name.clone()), chance });
+        }
+        let status = self.status_by_value(t)?;
+        // The player's name, to read it from the cells next time.
+        if let (Some((player, _)), Some(name)) = (fast, &status.mover) {
+            let cells = self.status_cells.as_mut().expect("made above");
+            if cells.players.len() < 64 {
+                cells.players.push((player, name.clone()));
+            }
+        }
+        Ok(status)
+    }
+
+    fn status_by_value(&mut self, t: &Tmpl) -> Result<Status, GameError> {
         match self.engine.value(t) {
             Value::Compound(f, mut a) if f == "over" && a.len() == 1 => {
                 let o = self.outcome_of(a.pop().expect("one argument"), t)?;
@@ -209,6 +306,38 @@ impl Game {
                 Ok(Status { outcome: None, mover: Some(value_text(&a[0])), chance })
             }
             _ => Err(GameError::Rules(format!("'$status'/3 gave {}", self.engine.term_text(t)))),
+        }
+    }
+}
+
+/// The cells `to_move(Player, Chance)` is made of, where the player is an
+/// atom: a `'$status'/3` answer read at every step without building its
+/// value (strings for every name) in the engine.
+#[derive(Clone, Debug)]
+pub(super) struct StatusCells {
+    to_move: Cell,
+    yes: Cell,
+    no: Cell,
+    /// The players met so far: an atom's cell and its name.
+    players: Vec<(Cell, String)>,
+}
+
+impl StatusCells {
+    /// The player's cell and whether chance moves, if `t` is
+    /// `to_move(Atom, true)` or `to_move(Atom, false)`.
+    fn to_move(&self, t: &Tmpl) -> Option<(Cell, bool)> {
+        let &Cell::Str(k) = t.cells.first()? else { return None };
+        let Cell::Atom(f) = self.to_move else { return None };
+        match t.cells.get(k..k + 3)? {
+            &[Cell::Fun(g, 2), player @ Cell::Atom(_), chance] if g == f => {
+                let chance = match chance {
+                    c if c == self.yes => true,
+                    c if c == self.no => false,
+                    _ => return None,
+                };
+                Some((player, chance))
+            }
+            _ => None,
         }
     }
 }
