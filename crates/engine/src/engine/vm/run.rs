@@ -1576,8 +1576,15 @@ impl Machine {
                 Alt::Between { var, next, hi } => {
                     let (var, mut v, mut hi) = (*var, *next, *hi);
                     let c = cont(self);
-                    // A board scan skips the squares that cannot match.
-                    match self.between_scan(var, c, v, hi) {
+                    // A board scan skips the squares that cannot match
+                    // (only an `arg/3` next can make it one).
+                    // SAFETY: a continuation points at an instruction of
+                    // live code.
+                    let scan = match unsafe { c.0.as_ref() } {
+                        Instr::Arg(_) => self.between_scan(var, c, v, hi),
+                        _ => None,
+                    };
+                    match scan {
                         Some((None, _)) => {
                             self.pop_choice();
                             continue;
@@ -1592,7 +1599,7 @@ impl Machine {
                     } else {
                         self.pop_choice();
                     }
-                    if self.store.unify(var, Cell::Int(v)) {
+                    if self.store.unify_const(var, Cell::Int(v)) {
                         return Ok(Some(c));
                     }
                 }
