@@ -84,9 +84,7 @@ impl Game {
         space: &ActionSpace,
         action: usize,
     ) -> Result<Next, GameError> {
-        let Some(m) = space.listed_moves().and_then(|ms| ms.get(action)) else {
-            return Err(GameError::Rules(format!("no listed move has the action {action}")));
-        };
+        let m = listed_move(space, action)?;
         self.after_with(s, mark, m, Some(action), Some(space))
     }
 
@@ -105,17 +103,12 @@ impl Game {
         space: &ActionSpace,
         action: usize,
     ) -> Result<Next, GameError> {
-        let Some(m) = space.listed_moves().and_then(|ms| ms.get(action)) else {
-            return Err(GameError::Rules(format!("no listed move has the action {action}")));
-        };
+        let m = listed_move(space, action)?;
         let next = match self.native_after(s, mark, m, Some(action), Some(space)) {
             Some(next) => next,
             None => match self.after_scan(s, m, space) {
                 Some(next) => return Ok(next),
-                None => {
-                    let (state, status) = self.after_by_rules(s, m)?;
-                    Next { state, status, actions: None, mark: None }
-                }
+                None => self.after_by_rules(s, m)?,
             },
         };
         let goes_on = next.status.outcome.is_none() && !next.status.chance;
@@ -133,11 +126,10 @@ impl Game {
         action: Option<usize>,
         space: Option<&ActionSpace>,
     ) -> Result<Next, GameError> {
-        if let Some(next) = self.native_after(s, mark, m, action, space) {
-            return Ok(next);
+        match self.native_after(s, mark, m, action, space) {
+            Some(next) => Ok(next),
+            None => self.after_by_rules(s, m),
         }
-        let (state, status) = self.after_by_rules(s, m)?;
-        Ok(Next { state, status, actions: None, mark: None })
     }
 
     /// The step on a GDL game's network, where it takes it.
@@ -194,21 +186,24 @@ impl Game {
         Some(Next { state: State::new(next), status, actions, mark: None })
     }
 
-    fn after_by_rules(&mut self, s: &State, m: &Move) -> Result<(State, Status), GameError> {
+    /// The step by `'$after'/5`, or, where that fails or errs, by `move/3`
+    /// and the status asked one by one (for their messages).
+    fn after_by_rules(&mut self, s: &State, m: &Move) -> Result<Next, GameError> {
         let chance = self.chance_atom();
         let r =
             self.engine.call("$after", &[Arg::In(s.term()), Arg::In(&m.0), Arg::In(&chance), Arg::Out, Arg::Out], 1);
-        match r.ok().and_then(|mut r| r.pop()) {
+        let (state, status) = match r.ok().and_then(|mut r| r.pop()) {
             Some(mut r) if r[0].nvars == 0 => {
                 let status = self.status_of(&r[1])?;
-                Ok((State::new(r.swap_remove(0)), status))
+                (State::new(r.swap_remove(0)), status)
             }
             _ => {
                 let next = self.play(s, m)?;
                 let status = self.status_slowly(&next)?;
-                Ok((next, status))
+                (next, status)
             }
-        }
+        };
+        Ok(Next { state, status, actions: None, mark: None })
     }
 
     /// A uniformly random game from `s` to its end, played by the steps a
@@ -340,4 +335,12 @@ impl StatusCells {
             _ => None,
         }
     }
+}
+
+/// The listed move of integer action `action`.
+fn listed_move(space: &ActionSpace, action: usize) -> Result<&Move, GameError> {
+    space
+        .listed_moves()
+        .and_then(|ms| ms.get(action))
+        .ok_or_else(|| GameError::Rules(format!("no listed move has the action {action}")))
 }
