@@ -729,10 +729,18 @@ impl Machine {
     /// that is a constant other than A, a compound where A is a constant,
     /// a number past the arity): backtracking into `between/3` would have
     /// tried each and failed again.
+    /// (The check of what follows is inlined where `between/3` is retried:
+    /// a retry not followed by `arg/3` pays nothing more.)
+    #[inline(always)]
     pub(crate) fn between_scan(&mut self, var: Cell, cont: Cont, lo: i64, hi: i64) -> Option<(Option<i64>, i64)> {
-        let Cell::Ref(v) = self.store.deref(var) else { return None };
         // SAFETY: a continuation points at an instruction of live code.
         let Instr::Arg(a) = (unsafe { cont.0.as_ref() }) else { return None };
+        self.arg_scan(var, a, lo, hi)
+    }
+
+    /// [`Machine::between_scan`] where `arg/3` follows.
+    fn arg_scan(&mut self, var: Cell, a: &ArgFast, lo: i64, hi: i64) -> Option<(Option<i64>, i64)> {
+        let Cell::Ref(v) = self.store.deref(var) else { return None };
         let n = match a.n {
             AOp::X(r) => self.vm.x[r as usize],
             AOp::Y(s) => self.vm.ys[(self.vm.ybase + s) as usize],
@@ -1576,15 +1584,8 @@ impl Machine {
                 Alt::Between { var, next, hi } => {
                     let (var, mut v, mut hi) = (*var, *next, *hi);
                     let c = cont(self);
-                    // A board scan skips the squares that cannot match
-                    // (only an `arg/3` next can make it one).
-                    // SAFETY: a continuation points at an instruction of
-                    // live code.
-                    let scan = match unsafe { c.0.as_ref() } {
-                        Instr::Arg(_) => self.between_scan(var, c, v, hi),
-                        _ => None,
-                    };
-                    match scan {
+                    // A board scan skips the squares that cannot match.
+                    match self.between_scan(var, c, v, hi) {
                         Some((None, _)) => {
                             self.pop_choice();
                             continue;
