@@ -24,8 +24,11 @@ unsafe impl<T: Copy + Send> Send for Stack<T> {}
 unsafe impl<T: Copy + Sync> Sync for Stack<T> {}
 
 /// Where a `Stack`'s fields are, for native code.
+#[cfg_attr(not(feature = "native"), allow(dead_code))]
 pub const PTR: i32 = 0;
+#[cfg_attr(not(feature = "native"), allow(dead_code))]
 pub const LEN: i32 = 8;
+#[cfg_attr(not(feature = "native"), allow(dead_code))]
 pub const CAP: i32 = 16;
 
 impl<T: Copy> Default for Stack<T> {

@@ -3,14 +3,21 @@
 //! points that save registers.
 
 pub mod compile;
+// The code generator is the `native` feature (on by default): a build
+// without it (the fuzzers') has no Cranelift, and the interpreter runs
+// every clause.
+#[cfg(feature = "native")]
 pub mod native;
-#[cfg(target_arch = "x86_64")]
+#[cfg(not(feature = "native"))]
+#[path = "interpreted.rs"]
+pub mod native;
+#[cfg(all(feature = "native", target_arch = "x86_64"))]
 mod packed;
 mod run;
 
 use super::atoms::Atom;
 use super::db::{ClauseCode, FastMap};
-use super::machine::Control;
+use super::machine::{Control, Machine};
 use super::term::Cell;
 use std::ptr::NonNull;
 use std::rc::Rc;
@@ -399,10 +406,44 @@ pub enum Instr {
     Succeed,
     /// A run of instructions compiled to native code, in place of the
     /// first (see `native`).
-    Native(Box<native::NativeRun>),
+    Native(Box<NativeRun>),
     /// The first instruction of a clause's code made without native runs
     /// (see `Warm`): counts the clause's calls until it is hot.
     Warm(Box<Warm>),
+}
+
+/// A run's function: given where the registers, the current frame's
+/// slots and the heap are, and the machine (whose step count it adds the
+/// builtins it runs to, as the interpreter's fast paths do), where to go
+/// on, counted from the run's first instruction, or a negative number:
+/// `GROW`, else to backtrack.
+pub type RunFn = unsafe extern "C" fn(x: *mut Cell, y: *mut Cell, heap: *mut Cell, m: *mut Machine) -> i64;
+
+/// The run's function returns it, having changed nothing, when the heap
+/// or the trail has less room than the run may take (`NativeRun::heap`,
+/// `NativeRun::trail`): the interpreter grows them and calls it again.
+pub const GROW: i64 = -2;
+
+/// A run compiled to native code, in place of its first instruction
+/// (kept, for whatever reads the code).
+pub struct NativeRun {
+    pub f: RunFn,
+    pub first: Instr,
+    /// How many instructions the run spans.
+    pub len: u32,
+    /// The most heap cells and trail entries one call of the run pushes.
+    pub heap: u32,
+    pub trail: u32,
+    /// Whether the run reads or builds compound terms: it then takes the
+    /// interpreter's `s` and `wr` from the machine (`Vm::s`, `Vm::wr`)
+    /// and leaves them there.
+    pub groups: bool,
+}
+
+impl std::fmt::Debug for NativeRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Native({} instructions from {:?})", self.len, self.first)
+    }
 }
 
 /// A clause's calls still to come before it gets native code: the

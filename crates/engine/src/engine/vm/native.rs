@@ -13,7 +13,10 @@
 //! where the interpreter goes on, counted from the run's first
 //! instruction, or `BACKTRACK`.
 
-use super::{AOp, ArgDst, ArgFast, Arith2, Arith2Op, INDEX, Instr, IsChain, Opd, PERM, TestFast, TestOp, TypeTest};
+use super::{
+    AOp, ArgDst, ArgFast, Arith2, Arith2Op, GROW, INDEX, Instr, IsChain, NativeRun, Opd, PERM, RunFn, TestFast, TestOp,
+    TypeTest,
+};
 use crate::engine::atoms::{Atom, atom};
 use crate::engine::machine::Machine;
 use crate::engine::stack;
@@ -27,41 +30,8 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
 use std::cmp::Ordering;
 
-/// A run's function: given where the registers, the current frame's
-/// slots and the heap are, and the machine (whose step count it adds the
-/// builtins it runs to, as the interpreter's fast paths do), where to go
-/// on, counted from the run's first instruction, or `BACKTRACK`.
-pub type RunFn = unsafe extern "C" fn(x: *mut Cell, y: *mut Cell, heap: *mut Cell, m: *mut Machine) -> i64;
-
 /// The run's function returns it to backtrack.
 pub const BACKTRACK: i64 = -1;
-
-/// The run's function returns it, having changed nothing, when the heap
-/// or the trail has less room than the run may take (`NativeRun::heap`,
-/// `NativeRun::trail`): the interpreter grows them and calls it again.
-pub const GROW: i64 = -2;
-
-/// A run compiled to native code, in place of its first instruction
-/// (kept, for whatever reads the code).
-pub struct NativeRun {
-    pub f: RunFn,
-    pub first: Instr,
-    /// How many instructions the run spans.
-    pub len: u32,
-    /// The most heap cells and trail entries one call of the run pushes.
-    pub heap: u32,
-    pub trail: u32,
-    /// Whether the run reads or builds compound terms: it then takes the
-    /// interpreter's `s` and `wr` from the machine (`Vm::s`, `Vm::wr`)
-    /// and leaves them there.
-    pub groups: bool,
-}
-
-impl std::fmt::Debug for NativeRun {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Native({} instructions from {:?})", self.len, self.first)
-    }
-}
 
 // The cell layout the native code reads and writes (`Cell` is
 // `repr(u32)`: a 32-bit tag, then the fields of its variant laid out as a

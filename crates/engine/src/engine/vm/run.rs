@@ -425,7 +425,7 @@ impl Machine {
                         }
                         let to = unsafe { (run.f)(x, y, heap, self) };
                         if to < 0 {
-                            if to == super::native::GROW {
+                            if to == super::GROW {
                                 // Room for what the run may push; then the
                                 // run again (it changed nothing).
                                 self.store.heap.reserve(run.heap as usize);
