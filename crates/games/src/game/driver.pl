@@ -16,6 +16,34 @@
     findall(C, ( move(S, _, S1), '$perft'(S1, D1, C) ), Cs),
     sum_list(Cs, N).
 
+% '$perft_counts'(+State, +Depth, -Counts): the counts '$perft'/3 gives
+% for depths 1 to Depth, in one walk of the tree to Depth (asking '$perft'
+% for each depth walks the shallower levels again each time: four times
+% the work in a tree that narrows, as nim's does).
+'$perft_counts'(_, 0, []) :- !.
+'$perft_counts'(S, D, Zeros) :-
+    game_over(S, _),
+    !,
+    length(Zeros, D),
+    maplist(=(0), Zeros).
+'$perft_counts'(S, 1, [N]) :-
+    current_predicate(move/2),
+    !,
+    findall(M, move(S, M), Ms),
+    length(Ms, N).
+'$perft_counts'(S, D, [N|Cs]) :-
+    D1 is D - 1,
+    findall(C, ( move(S, _, S1), '$perft_counts'(S1, D1, C) ), Below),
+    length(Below, N),
+    length(Zeros, D1),
+    maplist(=(0), Zeros),
+    foldl('$add_counts', Below, Zeros, Cs).
+
+'$add_counts'(C, Sum0, Sum) :-
+    maplist('$plus', C, Sum0, Sum).
+
+'$plus'(A, B, C) :- C is A + B.
+
 % '$playout'(+State, +Plies0, -Plies, -Result): uniformly random moves to
 % the end of the game.
 '$playout'(S, P0, P, R) :-

@@ -1022,6 +1022,19 @@ impl Game {
             .ok_or_else(|| GameError::Rules("perft gave no count".into()))
     }
 
+    /// Leaves of the move tree at each depth from 1 to `depth`, in one walk
+    /// of the tree (`'$perft_counts'/3`): what [`Game::perft`] gives for
+    /// each depth, without walking the shallower levels again.
+    pub fn perft_counts(&mut self, s: &State, depth: u32) -> Result<Vec<u64>, GameError> {
+        let d = Tmpl { cells: vec![Cell::Int(depth.into())], nvars: 0 };
+        let r = self.call1("$perft_counts", &[Arg::In(s.term()), Arg::In(&d), Arg::Out], "perft")?;
+        let counts = match self.engine.value(&r[0]) {
+            Value::List(items) => items.iter().map(|v| v.as_int().map(|n| n as u64)).collect(),
+            _ => None,
+        };
+        counts.ok_or_else(|| GameError::Rules("perft gave no counts".into()))
+    }
+
     /// One game of uniformly random moves from `s`: its length in plies and
     /// its result.
     pub fn playout(&mut self, s: &State) -> Result<(u64, Outcome), GameError> {
