@@ -240,7 +240,7 @@ impl Game {
                 if action >= *count {
                     return Ok(None);
                 }
-                let i = Tmpl { cells: vec![Cell::Int(action as i64)], nvars: 0 };
+                let i = super::int_term(action as i64);
                 let r = self
                     .engine
                     .call("action", &[Arg::In(options), Arg::Out, Arg::In(&i)], 1)

@@ -24,8 +24,7 @@
 '$perft_counts'(S, D, Zeros) :-
     game_over(S, _),
     !,
-    length(Zeros, D),
-    maplist(=(0), Zeros).
+    '$zeros'(D, Zeros).
 '$perft_counts'(S, 1, [N]) :-
     current_predicate(move/2),
     !,
@@ -35,14 +34,12 @@
     D1 is D - 1,
     findall(C, ( move(S, _, S1), '$perft_counts'(S1, D1, C) ), Below),
     length(Below, N),
-    length(Zeros, D1),
-    maplist(=(0), Zeros),
-    foldl('$add_counts', Below, Zeros, Cs).
+    '$zeros'(D1, Zeros),
+    foldl(maplist(plus), Below, Zeros, Cs).
 
-'$add_counts'(C, Sum0, Sum) :-
-    maplist('$plus', C, Sum0, Sum).
-
-'$plus'(A, B, C) :- C is A + B.
+'$zeros'(N, Zeros) :-
+    length(Zeros, N),
+    maplist(=(0), Zeros).
 
 % '$playout'(+State, +Plies0, -Plies, -Result): uniformly random moves to
 % the end of the game.

@@ -1013,7 +1013,7 @@ impl Game {
 
     /// Leaves of the move tree `depth` plies deep.
     pub fn perft(&mut self, s: &State, depth: u32) -> Result<u64, GameError> {
-        let d = self.engine.parse_term(&depth.to_string()).map_err(|e| GameError::Rules(e.to_string()))?;
+        let d = int_term(depth.into());
         let r = self.call1("$perft", &[Arg::In(s.term()), Arg::In(&d), Arg::Out], "perft")?;
         self.engine
             .value(&r[0])
@@ -1026,7 +1026,7 @@ impl Game {
     /// of the tree (`'$perft_counts'/3`): what [`Game::perft`] gives for
     /// each depth, without walking the shallower levels again.
     pub fn perft_counts(&mut self, s: &State, depth: u32) -> Result<Vec<u64>, GameError> {
-        let d = Tmpl { cells: vec![Cell::Int(depth.into())], nvars: 0 };
+        let d = int_term(depth.into());
         let r = self.call1("$perft_counts", &[Arg::In(s.term()), Arg::In(&d), Arg::Out], "perft")?;
         let counts = match self.engine.value(&r[0]) {
             Value::List(items) => items.iter().map(|v| v.as_int().map(|n| n as u64)).collect(),
@@ -1069,8 +1069,7 @@ impl Game {
         time: Option<std::time::Duration>,
         draw: Draw,
     ) -> Result<Option<(u64, PlayoutEnd)>, GameError> {
-        let int = |n: u64| Tmpl { cells: vec![Cell::Int(n as i64)], nvars: 0 };
-        let (zero, max) = (int(0), int(max_plies.min(1_000_000_000_000)));
+        let (zero, max) = (int_term(0), int_term(max_plies.min(1_000_000_000_000) as i64));
         // Before the time limit: the plan must not depend on the clock.
         self.find_playout_plan();
         let saved = self.engine.limits().clone();
@@ -1201,6 +1200,11 @@ impl Game {
             None => self.engine.defined_arities(name).contains(&arity),
         }
     }
+}
+
+/// An integer as a term.
+pub(super) fn int_term(n: i64) -> Tmpl {
+    Tmpl { cells: vec![Cell::Int(n)], nvars: 0 }
 }
 
 /// Which of the moves written `texts` a person typed: its notation
