@@ -32,6 +32,26 @@ pub enum Cell {
 }
 
 impl Cell {
+    /// The cell as two words: the low word's low half is the tag (as
+    /// `repr(u32)` numbers the variants) and its high half a 32-bit
+    /// payload, the high word a 64-bit payload; a word the variant leaves
+    /// unused is 0 here (padding in memory). Two cells are the same term
+    /// cell exactly when their words are equal (a float by its bits). The
+    /// native code sees cells this way (`vm::native`).
+    #[inline]
+    pub fn words(self) -> [u64; 2] {
+        match self {
+            Cell::Ref(a) => [0, a as u64],
+            Cell::Atom(a) => [1 | (a.0 as u64) << 32, 0],
+            Cell::Int(i) => [2, i as u64],
+            Cell::Flt(f) => [3, f.to_bits()],
+            Cell::Str(p) => [4, p as u64],
+            Cell::Fun(f, n) => [5 | (f.0 as u64) << 32, n as u64],
+            Cell::Lst(p) => [6, p as u64],
+            Cell::Text(t) => [7 | (t as u64) << 32, 0],
+        }
+    }
+
     /// An atom, number or string (a dereferenced cell that is neither a
     /// variable nor a compound).
     #[inline]

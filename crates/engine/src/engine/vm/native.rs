@@ -44,20 +44,10 @@ const STR: i64 = 4;
 const LST: i64 = 6;
 const TEXT: i64 = 7;
 
-/// A cell as the two words the native code sees: the low word's low half
-/// is the tag and its high half a 32-bit payload, the high word a 64-bit
-/// payload (a word a variant leaves unused is 0 here, padding in memory).
+/// A cell as the two words the native code sees ([`Cell::words`]).
 pub(crate) fn words(c: Cell) -> (i64, i64) {
-    match c {
-        Cell::Ref(a) => (REF, a as i64),
-        Cell::Atom(a) => (ATOM | (a.0 as i64) << 32, 0),
-        Cell::Int(i) => (INT, i),
-        Cell::Flt(f) => (FLT, f.to_bits() as i64),
-        Cell::Str(p) => (STR, p as i64),
-        Cell::Fun(f, n) => (5 | (f.0 as i64) << 32, n as i64),
-        Cell::Lst(p) => (LST, p as i64),
-        Cell::Text(t) => (TEXT | (t as i64) << 32, 0),
-    }
+    let [lo, hi] = c.words();
+    (lo as i64, hi as i64)
 }
 
 /// Whether `ins` may not start a run, which replaces its first
@@ -237,6 +227,9 @@ pub struct Native {
     pub bytes: u64,
     /// Functions declared (each has a name of its own).
     functions: u64,
+    /// Whether each run's machine code is printed as it is made
+    /// (`TABULA_NATIVE_DISASM`, to standard error).
+    disasm: bool,
 }
 
 impl std::fmt::Debug for Native {
@@ -273,6 +266,7 @@ impl Native {
             spanned: 0,
             bytes: 0,
             functions: 0,
+            disasm: std::env::var_os("TABULA_NATIVE_DISASM").is_some(),
         })
     }
 
@@ -367,7 +361,13 @@ impl Native {
             b.seal_all_blocks();
             b.finalize(self.module.target_config());
         }
+        self.ctx.set_disasm(self.disasm);
         let defined = self.module.define_function(id, &mut self.ctx);
+        if self.disasm
+            && let Some(c) = self.ctx.compiled_code()
+        {
+            eprintln!("== {name}: {run:?}\n{}", c.vcode.as_deref().unwrap_or(""));
+        }
         // A function the verifier rejects is a fault of `Gen`, which a
         // release build (the verifier off) would run, wrongly.
         debug_assert!(
