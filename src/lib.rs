@@ -3,10 +3,12 @@
 //! The layers are crates, each using only those below it:
 //! `tabula-engine` (the rules language's syntax and the register machine),
 //! `tabula-games` (the game layer, GDL, the computer players, loading),
-//! and this crate, the front ends: the command line ([`cli`]), the server
-//! and its web board ([`server`]), the GGP player ([`ggp`]) and batch work
-//! in shards ([`work`]). The lower crates' modules are re-exported here
-//! under their own names, so `tabula::engine::Engine` is the engine's.
+//! `tabula-work` (batch work: jobs planned from a command line, [`plan`],
+//! and run in shards, [`work`]), and this crate, the front ends: the
+//! command line ([`cli`]), the server and its web board ([`server`]) and
+//! the GGP player ([`ggp`]). The lower crates' modules are re-exported
+//! here under their own names, so `tabula::engine::Engine` is the
+//! engine's.
 //!
 //! ```
 //! use tabula::engine::Engine;
@@ -23,10 +25,9 @@
 #![deny(unsafe_code)]
 
 pub use tabula_games::{ai, engine, game, gdl, loader, syntax};
+pub use tabula_work::{plan, work};
 
 pub mod cli;
 pub mod ggp;
 pub mod lsp;
-pub mod plan;
 pub mod server;
-pub mod work;

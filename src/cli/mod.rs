@@ -15,7 +15,7 @@ mod shards;
 mod solve;
 mod translate;
 
-use crate::plan::{Batch, PlanError};
+use crate::plan::Batch;
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -86,21 +86,10 @@ pub struct LspArgs {
     pub stdio: bool,
 }
 
-/// An error that ends a command: printed to stderr, exit code 2.
-#[derive(Debug)]
-pub struct CliError(pub String);
-
-impl<E: std::fmt::Display> From<E> for CliError {
-    fn from(e: E) -> Self {
-        CliError(e.to_string())
-    }
-}
-
-impl From<PlanError> for CliError {
-    fn from(e: PlanError) -> Self {
-        CliError(e.0)
-    }
-}
+/// An error that ends a command: printed to stderr, exit code 2. It is
+/// the error of reading a command line into a plan (`PlanError`, the
+/// batch work's crate's): the jobs' errors reach a person the same way.
+pub use crate::plan::PlanError as CliError;
 
 /// A progress bar or spinner on a terminal; nothing otherwise.
 pub fn progress(len: Option<u64>, message: &str) -> Option<indicatif::ProgressBar> {
