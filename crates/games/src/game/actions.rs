@@ -51,10 +51,11 @@ enum Kind {
 /// Finds the action of a listed move's cells. Each move is kept as the
 /// words of its cells ([`Cell::words`]), all in one array, and found by
 /// the hash of its words in an open-addressing table at most half full:
-/// a lookup reads a slot or two, then the move's words. (A hash map of
-/// the moves themselves went through the map, the move's `Arc` and its
-/// cells' buffer, three reads the cache had mostly lost between two
-/// plies of a Python loop: a tenth of a ply's time, 2026-12-07.)
+/// a lookup reads a slot or two, then the move's words. (It replaced a
+/// hash map of the moves, which went through the map, the move's `Arc`
+/// and its cells' buffer. perf put about a tenth of a Python ply in the
+/// lookups before and after alike: what they cost is mostly the cache
+/// the Python loop takes between two plies, 2026-12-07.)
 #[derive(Clone, Debug)]
 struct MoveTable {
     slots: Vec<Slot>,
