@@ -76,22 +76,15 @@ impl Tmpl {
     }
 }
 
-/// [`Tmpl::hash64`] of a template's cells (such as a scratch copy's).
+/// [`Tmpl::hash64`] of a template's cells (such as a scratch copy's), by
+/// their words ([`Cell::words`]).
 pub fn hash_cells(cells: &[Cell]) -> u64 {
     let mut h: u64 = 0x243f_6a88_85a3_08d3 ^ cells.len() as u64;
     for c in cells {
-        let (tag, v): (u64, u64) = match *c {
-            Cell::Ref(k) => (1, k as u64),
-            Cell::Atom(a) => (2, a.0 as u64),
-            Cell::Int(i) => (3, i as u64),
-            Cell::Flt(f) => (4, f.to_bits()),
-            Cell::Str(k) => (5, k as u64),
-            Cell::Fun(a, n) => (6, ((a.0 as u64) << 32) | n as u64),
-            Cell::Lst(k) => (7, k as u64),
-            Cell::Text(t) => (8, t as u64),
-        };
-        h = (h ^ v ^ (tag << 59)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        h ^= h >> 31;
+        for w in c.words() {
+            h = (h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            h ^= h >> 29;
+        }
     }
     h
 }

@@ -17,6 +17,7 @@
 //! arrow) and its checkers one per jump.
 
 use super::{Game, GameError, Move, State};
+use crate::engine::host::hash_cells;
 use crate::engine::{Arg, Cell, Tmpl, Value};
 use std::collections::HashMap;
 
@@ -73,18 +74,6 @@ struct Slot {
 
 const EMPTY: Slot = Slot { hash: 0, action: NONE };
 
-/// The hash of a move's cells, by their words.
-fn hash_words(cells: &[Cell]) -> u64 {
-    let mut h: u64 = 0x243f_6a88_85a3_08d3 ^ cells.len() as u64;
-    for c in cells {
-        for w in c.words() {
-            h = (h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            h ^= h >> 29;
-        }
-    }
-    h
-}
-
 impl MoveTable {
     /// The table of `moves`; a move listed twice is an error (which gives
     /// its second action).
@@ -95,7 +84,7 @@ impl MoveTable {
         t.starts.push(0);
         for (a, m) in moves.iter().enumerate() {
             let cells = &m.0.cells;
-            let hash = hash_words(cells);
+            let hash = hash_cells(cells);
             let found = t.slot_of(hash, cells);
             if t.slots[found].action != NONE {
                 return Err(a);
@@ -129,7 +118,7 @@ impl MoveTable {
     }
 
     fn find(&self, cells: &[Cell]) -> Option<usize> {
-        let s = self.slots[self.slot_of(hash_words(cells), cells)];
+        let s = self.slots[self.slot_of(hash_cells(cells), cells)];
         (s.action != NONE).then_some(s.action as usize)
     }
 }
