@@ -24,8 +24,7 @@
 // machine's instruction pointer (`engine::vm`).
 #![deny(unsafe_code)]
 
-pub use tabula_games::{ai, engine, game, gdl, loader, syntax};
-pub use tabula_work::{plan, work};
+pub use tabula_work::{ai, engine, game, gdl, loader, plan, syntax, work};
 
 pub mod cli;
 pub mod ggp;

@@ -35,14 +35,18 @@ pub const BACKTRACK: i64 = -1;
 
 // The cell layout the native code reads and writes (`Cell` is
 // `repr(u32)`: a 32-bit tag, then the fields of its variant laid out as a
-// C struct would, so a 32-bit payload at 4 and a 64-bit one at 8).
-const REF: i64 = 0;
-const ATOM: i64 = 1;
-const INT: i64 = 2;
-const FLT: i64 = 3;
-const STR: i64 = 4;
-const LST: i64 = 6;
-const TEXT: i64 = 7;
+// C struct would, so a 32-bit payload at 4 and a 64-bit one at 8). The
+// tags are those of `Cell::words`.
+const fn tag(c: Cell) -> i64 {
+    c.words()[0] as i64 & 0xffff_ffff
+}
+const REF: i64 = tag(Cell::Ref(0));
+const ATOM: i64 = tag(Cell::Atom(Atom(0)));
+const INT: i64 = tag(Cell::Int(0));
+const FLT: i64 = tag(Cell::Flt(0.0));
+const STR: i64 = tag(Cell::Str(0));
+const LST: i64 = tag(Cell::Lst(0));
+const TEXT: i64 = tag(Cell::Text(0));
 
 /// A cell as the two words the native code sees ([`Cell::words`]).
 pub(crate) fn words(c: Cell) -> (i64, i64) {
