@@ -1,6 +1,7 @@
 //! Native code (on unless `TABULA_NATIVE=0`), made for every clause at
-//! once or for each once it is warm, plays every game as the interpreter
-//! does: the same perft counts and the same seeded random games, move for
+//! once or for each once it is warm, with calls unfolded (on unless
+//! `TABULA_UNFOLD=0`), plays every game as the interpreter making every
+//! call as written does: the same perft counts and the same seeded random games, move for
 //! move (the same lengths and results of the same playouts: a move drawn
 //! differently would change what the generator draws next), and the same
 //! boards shown at every ply of a game played in the terminal (the rules'
@@ -9,8 +10,9 @@
 use std::path::Path;
 use std::process::Command;
 
-/// How native code is used: not at all, for every clause from its first
-/// call, or (the default) once a clause has been called 100 times.
+/// How native code is used: not at all (and no call unfolded: the
+/// reference), for every clause from its first call, or (the default)
+/// once a clause has been called 100 times.
 #[derive(Clone, Copy, Debug)]
 enum Native {
     Off,
@@ -23,7 +25,8 @@ enum Native {
 fn output(native: Native, args: &[&str]) -> Vec<u8> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tabula"));
     cmd.args(args).args(["--games", concat!(env!("CARGO_MANIFEST_DIR"), "/games")]);
-    cmd.env("TABULA_NATIVE", if matches!(native, Native::Off) { "0" } else { "1" }).env_remove("TABULA_NATIVE_AFTER");
+    let off = if matches!(native, Native::Off) { "0" } else { "1" };
+    cmd.env("TABULA_NATIVE", off).env("TABULA_UNFOLD", off).env_remove("TABULA_NATIVE_AFTER");
     if matches!(native, Native::Eager) {
         cmd.env("TABULA_NATIVE_AFTER", "0");
     }

@@ -61,6 +61,7 @@ predefined! {
     GE => ">=",
     CUT_TO => "$cut_to",
     NOT_FAIL => "$not_fail",
+    STEP => "$step",
     // errors
     TYPE_ERROR => "type_error",
     INST_ERROR => "instantiation_error",

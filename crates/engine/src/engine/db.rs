@@ -322,6 +322,12 @@ pub struct Pred {
     /// kept through removals): a call of a predicate without one does not
     /// look for it.
     pub necks: bool,
+    /// Whether a clause's code has this predicate's clause unfolded into
+    /// it (see `vm::unfold`): a change to its clauses then moves the
+    /// database's `inline_epoch` on, which that code checks.
+    pub inlined: std::cell::Cell<bool>,
+    /// The database's `inline_epoch`.
+    epoch: Rc<std::cell::Cell<u32>>,
 }
 
 /// The classes of a first argument a predicate's `switch` tells apart:
@@ -416,7 +422,7 @@ enum ArgIndex {
 }
 
 impl Pred {
-    pub fn new(name: Atom, arity: u32) -> Pred {
+    pub fn new(name: Atom, arity: u32, epoch: Rc<std::cell::Cell<u32>>) -> Pred {
         Pred {
             name,
             arity,
@@ -433,6 +439,8 @@ impl Pred {
             switch: Default::default(),
             try_all: Default::default(),
             necks: false,
+            inlined: std::cell::Cell::new(false),
+            epoch,
         }
     }
 
@@ -587,6 +595,9 @@ impl Pred {
 
     /// Forgets the indexes, entries and switch after a change of clauses.
     fn changed(&mut self) {
+        if self.inlined.replace(false) {
+            self.epoch.set(self.epoch.get().wrapping_add(1));
+        }
         self.index = None;
         self.args.clear();
         self.combos.clear();
@@ -687,6 +698,12 @@ pub struct Db {
     /// Bytes of the clauses added by `assert` and not yet retracted (a
     /// query's memory limit counts them).
     pub asserted: usize,
+    /// Moves on whenever the clauses of a predicate that was unfolded
+    /// into some clause's code change (see `vm::unfold`): code made at an
+    /// older epoch runs its clause's code made without unfolding.
+    pub inline_epoch: Rc<std::cell::Cell<u32>>,
+    /// No call is unfolded (`Engine::set_unfold`).
+    pub no_unfold: bool,
 }
 
 impl Db {
@@ -698,7 +715,7 @@ impl Db {
             Some(_) => None,
             None => {
                 let i = self.preds.len();
-                self.preds.push(Pred::new(name, arity));
+                self.preds.push(Pred::new(name, arity, self.inline_epoch.clone()));
                 self.insert(name, arity, Entry::User(i));
                 Some(&mut self.preds[i])
             }

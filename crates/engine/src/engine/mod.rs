@@ -189,6 +189,7 @@ impl Engine {
     /// A new engine with the library loaded.
     pub fn new() -> Engine {
         let mut e = Engine { m: Machine::new(), directive_time: DIRECTIVE_TIME };
+        e.m.db.no_unfold = std::env::var_os("TABULA_UNFOLD").is_some_and(|v| v == "0");
         let report = e.load_program("prelude", prelude(), true, false);
         debug_assert!(!report.has_errors(), "prelude: {:?}", report.diagnostics);
         e
@@ -248,6 +249,14 @@ impl Engine {
     /// first; the default, `TABULA_NATIVE_AFTER` or 100, spares the clauses
     /// that run only a few times the cost of compiling them). For the
     /// clauses compiled from now on.
+    /// Whether calls of predicates of one clause are unfolded into the
+    /// code of the clauses that make them (see `vm/unfold.rs`), from the
+    /// next clause compiled on; on unless `TABULA_UNFOLD=0`. Off, every
+    /// call is made as written (the reference the tests compare with).
+    pub fn set_unfold(&mut self, on: bool) {
+        self.m.db.no_unfold = !on;
+    }
+
     pub fn set_native_after(&mut self, calls: u32) {
         if let Some(n) = self.m.vm.native.as_mut() {
             n.after = calls;

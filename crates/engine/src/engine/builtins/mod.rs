@@ -67,6 +67,9 @@ pub fn register(m: &mut Machine) {
         (">", 2, |m, a| m.arith_cmp(a, |o| o == Ordering::Greater)),
         ("=<", 2, |m, a| m.arith_cmp(a, |o| o != Ordering::Greater)),
         (">=", 2, |m, a| m.arith_cmp(a, |o| o != Ordering::Less)),
+        // The step of a call unfolded into its caller's code (see
+        // `vm::unfold`; compiled there as `Instr::Step`).
+        ("$step", 0, |_, _| Ok(true)),
         ("succ", 2, bi_succ),
         ("plus", 3, bi_plus),
         ("between", 3, bi_between),

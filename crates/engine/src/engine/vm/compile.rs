@@ -96,6 +96,44 @@ fn kind(db: &Db, cells: &[Cell], i: usize, depth: usize) -> Kind {
     }
 }
 
+/// The largest table of facts looked up in place: facts, and arguments.
+const MAX_FACTS: usize = 8;
+const MAX_FACT_ARGS: usize = 4;
+
+/// Predicate `i` as a table of facts a call may look up in place
+/// (`Instr::Facts`, `done` left to set): static, read from a program's
+/// text, of two to `MAX_FACTS` facts whose arguments (one to
+/// `MAX_FACT_ARGS`) are atoms and integers, no two with the same first
+/// argument (so a call whose first argument is bound has one candidate at
+/// most, as the first-argument index gives it). A predicate of one clause
+/// is unfolded instead (see `unfold`).
+fn fact_table(db: &Db, i: usize) -> Option<super::Facts> {
+    let p = &db.preds[i];
+    let n = p.arity as usize;
+    if p.dynamic || p.abolished || !(2..=MAX_FACTS).contains(&p.clauses.len()) || !(1..=MAX_FACT_ARGS).contains(&n) {
+        return None;
+    }
+    let (mut keys, mut rest) = (Vec::new(), Vec::new());
+    for c in p.clauses.iter() {
+        let cells = &c.tmpl.cells;
+        let Cell::Str(h) = cells[2] else { return None };
+        let row = &cells[h + 1..h + 1 + n];
+        let constants = row.iter().all(|a| matches!(a, Cell::Atom(_) | Cell::Int(_)));
+        if c.span.is_none() || c.body_len != 0 || !constants || keys.contains(&row[0]) {
+            return None;
+        }
+        keys.push(row[0]);
+        rest.extend_from_slice(&row[1..]);
+    }
+    Some(super::Facts { keys: keys.into(), rest: rest.into(), arity: n as u32, done: 0 })
+}
+
+/// Whether the instruction before the last emitted is a `Facts` (the call
+/// just emitted is its fall-back).
+fn facts_emitted(out: &[Instr]) -> bool {
+    out.len() >= 2 && matches!(out[out.len() - 2], Instr::Facts(_))
+}
+
 fn is_inline_control(k: Kind) -> bool {
     matches!(k, Kind::Conj | Kind::Disj | Kind::IfThen(_) | Kind::Not | Kind::Findall(_))
 }
@@ -156,6 +194,7 @@ fn is_test(db: &Db, cells: &[Cell], g: usize, depth: usize, binds: bool) -> bool
                 atom::ORD_MEMBERCHK,
             ];
             match args.len() {
+                0 => f == atom::STEP,
                 1 => TypeTest::ALL.iter().any(|t| t.name() == f) || [atom::IS_LIST, atom::GROUND].contains(&f),
                 2 => tests2.contains(&f) && (binds || f != atom::MEMBERCHK),
                 _ => false,
@@ -231,6 +270,8 @@ struct Cg<'a> {
     ends: Vec<u32>,
     db: &'a Db,
     loc: Vec<Loc>,
+    /// How often each variable occurs in the clause.
+    occ: Vec<u32>,
     seen: Vec<bool>,
     out: Vec<Instr>,
     /// Where the last jump lands (no run is merged across it).
@@ -238,11 +279,30 @@ struct Cg<'a> {
     env: bool,
     ny: u32,
     nregs: u32,
+    /// Whether calls of small fact tables are looked up in place, and
+    /// the predicates that were.
+    lookups: bool,
+    looked_up: Vec<usize>,
 }
 
 /// Compiles a clause template (see the module comment) into code, and
 /// says how many registers it uses.
 pub fn compile(db: &Db, cells: &[Cell], nvars: usize, body_start: usize, body_len: usize) -> (Vec<Instr>, u32) {
+    let (code, nregs, _) = compile_with(db, cells, nvars, body_start, body_len, false);
+    (code, nregs)
+}
+
+/// `compile`, with the calls of small tables of facts looked up in place
+/// where `lookups` is set (`Instr::Facts`); the predicates so looked up
+/// are the third result.
+pub fn compile_with(
+    db: &Db,
+    cells: &[Cell],
+    nvars: usize,
+    body_start: usize,
+    body_len: usize,
+    lookups: bool,
+) -> (Vec<Instr>, u32, Vec<usize>) {
     let head = 2;
     let goals: Vec<usize> = (body_start..body_start + body_len).collect();
     let (_, head_args) = parts(cells, head);
@@ -326,12 +386,15 @@ pub fn compile(db: &Db, cells: &[Cell], nvars: usize, body_start: usize, body_le
         ends: subtree_ends(cells),
         db,
         loc,
+        occ: info.occ,
         seen: vec![false; nvars],
         out: Vec::new(),
         label: 0,
         env,
         ny,
         nregs: nx,
+        lookups,
+        looked_up: Vec::new(),
     };
     if env {
         cg.out.push(Instr::Allocate(0));
@@ -348,7 +411,7 @@ pub fn compile(db: &Db, cells: &[Cell], nvars: usize, body_start: usize, body_le
     if env {
         cg.out[0] = Instr::Allocate(cg.ny);
     }
-    (cg.out, nx)
+    (cg.out, nx, cg.looked_up)
 }
 
 /// Argument registers that temporaries can live in, saving moves: a
@@ -713,11 +776,36 @@ impl Cg<'_> {
 
     /// Initialises the variables a control construct sees first, so that
     /// every branch sees them (a flat construct's may be in X registers).
-    fn init_vars(&mut self, g: usize) {
+    /// A variable that occurs nowhere but in one branch (the condition and
+    /// the then-branch of an if-then-else are one) is left to its first
+    /// occurrence there, as in a clause's body: no other branch and no
+    /// goal after the construct sees it. (A clause with a call unfolded
+    /// into a condition has many such: `move/3`'s in `'$try_actions'`.)
+    fn init_vars(&mut self, g: usize, depth: usize) {
+        let (_, args) = parts(self.cells, g);
+        let branches: Vec<Vec<usize>> = match kind(self.db, self.cells, g, depth) {
+            Kind::Disj => match kind(self.db, self.cells, args[0], depth + 1) {
+                Kind::IfThen(_) => vec![parts(self.cells, args[0]).1, vec![args[1]]],
+                _ => vec![vec![args[0]], vec![args[1]]],
+            },
+            Kind::IfThen(_) | Kind::Findall(_) => vec![vec![args[0], args[1]]],
+            Kind::Not => vec![vec![args[0]]],
+            _ => Vec::new(),
+        };
+        let branches: Vec<Vec<usize>> = branches
+            .iter()
+            .map(|b| {
+                let mut vs = Vec::new();
+                for &t in b {
+                    vars_of(self.cells, t, &mut vs);
+                }
+                vs
+            })
+            .collect();
         let mut vs = Vec::new();
         vars_of(self.cells, g, &mut vs);
         for k in vs {
-            if self.seen[k] {
+            if self.seen[k] || branches.iter().any(|b| b.iter().filter(|&&v| v == k).count() as u32 == self.occ[k]) {
                 continue;
             }
             match self.loc[k] {
@@ -773,7 +861,7 @@ impl Cg<'_> {
                 self.goal(args[1], last, cut, depth + 1);
             }
             Kind::Disj => {
-                self.init_vars(g);
+                self.init_vars(g, depth);
                 let (left, right) = (args[0], args[1]);
                 let lk = kind(self.db, self.cells, left, depth + 1);
                 if let Kind::IfThen(soft) = lk {
@@ -819,12 +907,12 @@ impl Cg<'_> {
                 }
             }
             Kind::IfThen(soft) => {
-                self.init_vars(g);
+                self.init_vars(g, depth);
                 self.ite(args[0], args[1], None, soft, last, cut, depth + 1);
             }
             Kind::Not if is_test(self.db, self.cells, args[0], depth + 1, true) => {
                 // A test: no choice point (see `ite`).
-                self.init_vars(g);
+                self.init_vars(g, depth);
                 let mut fails = Vec::new();
                 self.tests(args[0], depth + 1, &mut fails);
                 self.emit(Instr::Fail);
@@ -837,7 +925,7 @@ impl Cg<'_> {
                 }
             }
             Kind::Not => {
-                self.init_vars(g);
+                self.init_vars(g, depth);
                 let y = self.level();
                 let try_at = self.emit(Instr::TryElse(0));
                 self.goal(args[0], false, CutKind::Level(y), depth + 1);
@@ -854,7 +942,7 @@ impl Cg<'_> {
                 // to the bag (the goal's solutions are taken by
                 // backtracking); a `!` in the goal cuts to the level below
                 // the bag's choice point.
-                self.init_vars(g);
+                self.init_vars(g, depth);
                 let y = self.ny;
                 self.ny += 1;
                 self.put_arg(args[2], 0);
@@ -901,6 +989,10 @@ impl Cg<'_> {
                 }
             }
             Kind::User => {
+                // A first argument met here first is unbound: the call is
+                // made (a lookup would only fall back to it, and what
+                // follows would run interpreted).
+                let fresh = args.first().is_some_and(|&a| matches!(self.cells[a], Cell::Ref(k) if !self.seen[k]));
                 for (i, &a) in args.iter().enumerate() {
                     self.put_arg(a, i as u32);
                 }
@@ -909,10 +1001,23 @@ impl Cg<'_> {
                     Some(Entry::User(i)) => i as u32,
                     _ => NO_PRED,
                 };
+                let facts =
+                    if self.lookups && !fresh && pred != NO_PRED { fact_table(self.db, pred as usize) } else { None };
+                if let Some(t) = facts {
+                    // Past the call; where it is the last, to the exit.
+                    self.looked_up.push(pred as usize);
+                    self.emit(Instr::Facts(Box::new(super::Facts { done: 2, ..t })));
+                }
                 if last {
                     self.emit(if self.env { Instr::DeallocExecute(pred, f, n) } else { Instr::Execute(pred, f, n) });
                 } else {
                     self.emit(Instr::Call(pred, f, n));
+                }
+                if facts_emitted(&self.out) {
+                    self.label_here();
+                    if last {
+                        self.exit();
+                    }
                 }
             }
         }
@@ -921,6 +1026,11 @@ impl Cg<'_> {
     /// A builtin call, after its fast path if it has one. Where the
     /// instructions that can fail are (the fast path, the call).
     fn builtin(&mut self, b: u32, f: Atom, args: &[usize]) -> [Option<usize>; 2] {
+        if f == atom::STEP && args.is_empty() {
+            // An unfolded call's step (see `unfold`).
+            self.emit(Instr::Step);
+            return [None, None];
+        }
         let fast = self
             .arith(f, args)
             .or_else(|| self.arg_fast(f, args))
@@ -1274,9 +1384,13 @@ mod tests {
         let c = code_of("p(X) :- \\+ memberchk(X, [a]).", "p", 1);
         assert!(!c.contains("TryElse") && c.contains("CallBuiltin"), "{c}");
         // Builtins on both sides too: no environment, the variables stay
-        // in registers, and one first met inside is made before it.
+        // in registers; one met first inside and nowhere but in the
+        // condition and the then-branch is made where it is met.
         let c = code_of("h(T, X, H) :- ( memberchk(c(X, H0), T) -> H = H0 ; H = 0 ).", "h", 3);
         assert!(!c.contains("Allocate") && !c.contains("Y("), "{c}");
+        assert!(!c.contains("PutVarX(") && c.contains("UnifyVarX("), "{c}");
+        // One the else-branch sees as well is made before the construct.
+        let c = code_of("h(T, X, H) :- ( memberchk(c(X, H0), T) -> H = H0 ; H0 = 0, H = H0 ).", "h", 3);
         assert!(c.contains("PutVarX("), "{c}");
         // A condition that calls a predicate keeps its choice point.
         let c = code_of("p(X) :- ( q(X) -> true ; true ).\nq(_).", "p", 1);

@@ -14,6 +14,7 @@ pub mod native;
 #[cfg(all(feature = "native", target_arch = "x86_64"))]
 mod packed;
 mod run;
+pub mod unfold;
 
 use super::atoms::Atom;
 use super::db::{ClauseCode, FastMap};
@@ -410,6 +411,42 @@ pub enum Instr {
     /// The first instruction of a clause's code made without native runs
     /// (see `Warm`): counts the clause's calls until it is hot.
     Warm(Box<Warm>),
+    /// A call of a small table of facts (see `Facts`), in place of its
+    /// call instruction, which follows it.
+    Facts(Box<Facts>),
+    /// One inference step counted: where a call of a predicate was
+    /// unfolded into the clause (see `unfold`), the step the call counted.
+    Step,
+    /// The start of a clause's code with calls unfolded into it (see
+    /// `unfold`): the code goes on while no predicate unfolded anywhere
+    /// has changed since (`Db::inline_epoch` is still the one given),
+    /// else it leaves for the clause's code made without unfolding.
+    Guard(Box<Guard>),
+}
+
+/// A call of a predicate that is a small table of facts, looked up in
+/// place (the compiler emits it after the call's arguments are put, before
+/// the call itself; see `unfold`): with the first argument (`X0`) an atom
+/// or an integer, the one fact whose first argument it is has its other
+/// arguments unified with `X1...`, one step counted, and the code goes on
+/// at `done` (past the call); with no such fact, or an argument that does
+/// not unify, one step counted and it fails; with `X0` unbound the call
+/// is made (the next instruction).
+#[derive(Debug)]
+pub struct Facts {
+    /// The facts' first arguments.
+    pub keys: Box<[Cell]>,
+    /// Their other arguments, `arity - 1` a fact.
+    pub rest: Box<[Cell]>,
+    pub arity: u32,
+    pub done: u32,
+}
+
+/// See `Instr::Guard`.
+#[derive(Debug)]
+pub struct Guard {
+    pub epoch: u32,
+    pub plain: Code,
 }
 
 /// A run's function: given where the registers, the current frame's

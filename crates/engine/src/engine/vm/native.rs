@@ -14,8 +14,8 @@
 //! instruction, or `BACKTRACK`.
 
 use super::{
-    AOp, ArgDst, ArgFast, Arith2, Arith2Op, GROW, INDEX, Instr, IsChain, NativeRun, Opd, PERM, RunFn, TestFast, TestOp,
-    TypeTest,
+    AOp, ArgDst, ArgFast, Arith2, Arith2Op, Facts, GROW, INDEX, Instr, IsChain, NativeRun, Opd, PERM, RunFn, TestFast,
+    TestOp, TypeTest,
 };
 use crate::engine::atoms::{Atom, atom};
 use crate::engine::machine::Machine;
@@ -105,6 +105,7 @@ fn needs(ins: &Instr) -> (u32, u32) {
             (0, 1)
         }
         Instr::Arith2(t) if matches!(t.op, Arith2Op::Is(_, _, false)) => (0, 1),
+        Instr::Facts(t) => (0, t.arity - 1),
         Instr::IsChain(t) if !t.new => (0, 1),
         _ => (0, 0),
     }
@@ -140,7 +141,9 @@ fn translatable(ins: &Instr) -> bool {
         | Instr::UnifyVarYs(_)
         | Instr::UnifyValX(_)
         | Instr::UnifyValY(_)
-        | Instr::UnifyVoid => true,
+        | Instr::UnifyVoid
+        | Instr::Step
+        | Instr::Facts(_) => true,
         Instr::UnifyConst(c) => constant(c),
         Instr::PutConst(c, _) | Instr::GetConst(c, _) => constant(c),
         Instr::Arith2(t) => {
@@ -171,6 +174,7 @@ fn fast_path(ins: &Instr) -> Option<(u32, u32)> {
         Instr::IsChain(t) => Some((t.done, t.fail)),
         Instr::Test(t) => Some((t.done, t.fail)),
         Instr::Arg(a) => Some((a.done, 0)),
+        Instr::Facts(t) => Some((t.done, 0)),
         _ => None,
     }
 }
@@ -199,7 +203,7 @@ fn jumps(ins: &Instr) -> [u32; 2] {
     match ins {
         Instr::Arith(a) => [a.done, a.fail],
         Instr::Arith2(_) | Instr::IsChain(_) | Instr::Test(_) => [0, fast_path(ins).map_or(0, |(_, fail)| fail)],
-        Instr::Arg(_) => [0, 0],
+        Instr::Arg(_) | Instr::Facts(_) => [0, 0],
         Instr::CallBuiltin(_, _, _, fail) => [*fail, 0],
         Instr::TryElse(n) | Instr::Jump(n) | Instr::FindallBegin(_, _, n) => [*n, 0],
         _ => [0, 0],
@@ -923,6 +927,11 @@ impl<'a, 'b> Gen<'a, 'b> {
             Instr::PutVarY(y, a) => self.put_var(&[y as usize | PERM, a as usize]),
             Instr::PutVoid(a) => self.put_var(&[a as usize]),
             Instr::InitY(y) => self.put_var(&[y as usize | PERM]),
+            Instr::Step => {
+                let s = self.b.use_var(self.steps);
+                let s = self.b.ins().iadd_imm_s(s, 1);
+                self.b.def_var(self.steps, s);
+            }
             Instr::GetStruct(f, n, a) => return self.get_compound(k, Some((f, n)), a),
             Instr::GetList(a) => return self.get_compound(k, None, a),
             Instr::PutStruct(f, n, a) => self.put_compound(Some((f, n)), a),
@@ -943,6 +952,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             Instr::IsChain(ref t) => return self.is_chain(k, t),
             Instr::Test(ref t) => return self.test(k, t),
             Instr::Arg(ref a) => return self.arg(k, a),
+            Instr::Facts(ref t) => return self.facts(k, t),
             _ => unreachable!("only translatable instructions are compiled"),
         }
         self.go(k, k + 1);
@@ -1265,6 +1275,49 @@ impl<'a, 'b> Gen<'a, 'b> {
             let val = self.b.ins().icmp_imm_s(IntCC::Equal, hi, chi);
             self.b.ins().band(tag, val)
         }
+    }
+
+    /// A call of a table of facts, as the interpreter's `facts`: with
+    /// `X0` unbound, to the call (the next instruction); else the step
+    /// counted and the facts' first arguments compared with it, and the
+    /// one that matches has its other arguments unified with `X1...`
+    /// (bound or compared, one after the other); on to `done`, or
+    /// backtracking where none matches.
+    fn facts(&mut self, k: usize, t: &Facts) {
+        let (general, back) = (self.leaving(k as i64 + 1), self.leaving(BACKTRACK));
+        let (lo, hi) = self.deref_reg(0);
+        let tag = self.tag(lo);
+        let bound = self.b.create_block();
+        let unbound = self.b.ins().icmp_imm_s(IntCC::Equal, tag, REF);
+        self.b.ins().brif(unbound, general, &[], bound, &[]);
+        self.b.switch_to_block(bound);
+        let s = self.b.use_var(self.steps);
+        let s = self.b.ins().iadd_imm_s(s, 1);
+        self.b.def_var(self.steps, s);
+        let matched = self.b.create_block();
+        let known = self.known.clone();
+        let n = t.arity as usize - 1;
+        for (r, &key) in t.keys.iter().enumerate() {
+            let (row, next) = (self.b.create_block(), self.b.create_block());
+            let same = self.is_const(lo, hi, key);
+            self.b.ins().brif(same, row, &[], next, &[]);
+            self.b.switch_to_block(row);
+            for (j, &c) in t.rest[r * n..r * n + n].iter().enumerate() {
+                let cell = self.deref_reg(j + 1);
+                let ok = self.b.create_block();
+                self.bind_or_compare(cell, c, ok, back);
+                self.b.switch_to_block(ok);
+                self.unsettle();
+            }
+            self.b.ins().jump(matched, &[]);
+            // What this fact's blocks learnt holds on none of the others.
+            self.known = known.clone();
+            self.b.switch_to_block(next);
+        }
+        self.b.ins().jump(back, &[]);
+        self.b.switch_to_block(matched);
+        self.unsettle();
+        self.go(k, k + t.done as usize);
     }
 
     /// `arg(N, T, A)` as the interpreter's `arg_fast`: N an integer and T

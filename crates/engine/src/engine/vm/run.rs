@@ -1,7 +1,7 @@
 //! The register machine's run loop: instructions, calls, backtracking,
 //! exceptions, `findall/3` and `catch/3`, and the meta-call.
 
-use super::compile::compile;
+use super::compile::{compile, compile_with};
 use super::{
     AOp, ArgDst, ArgFast, Arith, Arith2, Arith2Op, ArithOp, Code, Cont, Env, Expr, FIRST, INDEX, Instr, IsChain,
     META_CACHE_MAX, NO_PRED, Opd, PERM, Shape, TestFast, TestOp, Tm, UArg, VOID, VmSave,
@@ -444,6 +444,13 @@ impl Machine {
                         // own code (a jump it spans, or one past it).
                         ip = unsafe { at.add(to as usize) };
                     }
+                    Instr::Facts(ref t) => fast!(self.facts(t), t.done, 0, at),
+                    Instr::Step => self.steps += 1,
+                    Instr::Guard(ref g) => {
+                        if g.epoch != self.db.inline_epoch.get() {
+                            ip = Cont::start(&g.plain);
+                        }
+                    }
                     Instr::Warm(ref w) => match w.left.get() {
                         0 => {}
                         1 => {
@@ -787,6 +794,26 @@ impl Machine {
         }
     }
 
+    /// A call of a table of facts looked up (see `Facts`): `None` to make
+    /// the call, else whether a fact matched (the step of a success is
+    /// counted by the caller, as a fast path's is).
+    #[inline]
+    fn facts(&mut self, t: &super::Facts) -> Option<bool> {
+        let a = self.store.deref(self.vm.x[0]);
+        if let Cell::Ref(_) = a {
+            return None;
+        }
+        let n = t.arity as usize - 1;
+        let found = t.keys.iter().position(|&k| k == a).is_some_and(|r| {
+            let rest = &t.rest[r * n..r * n + n];
+            rest.iter().enumerate().all(|(j, &c)| self.store.unify_const(self.vm.x[j + 1], c))
+        });
+        if !found {
+            self.steps += 1;
+        }
+        Some(found)
+    }
+
     /// Runs the fast path of `arg/3`: `Some(success)`, or `None` to fall
     /// through to the general builtin (N not an integer, T not a
     /// compound).
@@ -1103,8 +1130,8 @@ impl Machine {
         if clause.span.is_none() || clause.hot.get().is_some() {
             return;
         }
+        let mut code = clause_instrs(&self.db, &clause, &mut self.vm.x, &mut self.vm.codes);
         let Some(native) = self.vm.native.as_mut() else { return };
-        let (mut code, _) = clause_instrs(&self.db, &clause);
         native.lower(&mut code);
         let hot = Cont::start(keep(&mut self.vm, &clause.hot, code));
         if self.db.preds[i].entry(c).is_some() {
@@ -1974,8 +2001,7 @@ fn compiled<'a>(db: &crate::engine::db::Db, clause: &'a ClauseCode, vm: &mut sup
     if let Some(code) = clause.vm.get() {
         return code;
     }
-    let (mut code, nregs) = clause_instrs(db, clause);
-    vm.x.grow(nregs as usize);
+    let mut code = clause_instrs(db, clause, &mut vm.x, &mut vm.codes);
     // Only a clause read from a program's text: an asserted one may be
     // retracted, and its native code would stay as long as the machine.
     if clause.span.is_some()
@@ -1991,9 +2017,43 @@ fn compiled<'a>(db: &crate::engine::db::Db, clause: &'a ClauseCode, vm: &mut sup
     keep(vm, &clause.vm, code)
 }
 
-/// A clause's instructions, and the registers they need.
-fn clause_instrs(db: &crate::engine::db::Db, clause: &ClauseCode) -> (Vec<Instr>, u32) {
-    compile(db, &clause.tmpl.cells, clause.tmpl.nvars, clause.body_start, clause.body_len)
+/// The code a clause runs (compiled now if it is not yet), for tests.
+#[cfg(test)]
+pub(crate) fn clause_code_for_test(m: &mut Machine, clause: &ClauseCode) -> Code {
+    compiled(&m.db, clause, &mut m.vm).clone()
+}
+
+/// A clause's instructions, the registers grown to what they need. A
+/// clause read from a program's text has the calls it may unfold
+/// unfolded and the small fact tables it calls looked up in place (see
+/// `unfold`), behind a `Guard` holding its code made without either (kept
+/// in `codes` too, for the continuations into it).
+fn clause_instrs(
+    db: &crate::engine::db::Db,
+    clause: &ClauseCode,
+    x: &mut super::Regs,
+    codes: &mut Vec<Code>,
+) -> Vec<Instr> {
+    let t = &clause.tmpl;
+    let on = clause.span.is_some() && !db.no_unfold;
+    let unfolded = if on { super::unfold::unfold(db, clause) } else { None };
+    let (mut code, nregs, looked_up) = match &unfolded {
+        Some((cells, nvars, len)) => compile_with(db, cells, *nvars, 3, *len, on),
+        None => compile_with(db, &t.cells, t.nvars, clause.body_start, clause.body_len, on),
+    };
+    if unfolded.is_none() && looked_up.is_empty() {
+        x.grow(nregs as usize);
+        return code;
+    }
+    for &i in &looked_up {
+        db.preds[i].inlined.set(true);
+    }
+    let (instead, more) = compile(db, &t.cells, t.nvars, clause.body_start, clause.body_len);
+    x.grow(nregs.max(more) as usize);
+    let instead = super::code(instead);
+    codes.push(instead.clone());
+    code.insert(0, Instr::Guard(Box::new(super::Guard { epoch: db.inline_epoch.get(), plain: instead })));
+    code
 }
 
 /// `code` made the clause's, in `cell`, and kept in `Vm::codes`.
