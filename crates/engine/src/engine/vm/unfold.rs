@@ -13,9 +13,9 @@
 //!
 //! A callee is unfolded when that means the same thing: a static
 //! predicate read from a program's text, of exactly one clause, with no
-//! `!` anywhere in it (its cut would cut the caller's clause), not the
-//! caller's own predicate nor one being unfolded around it (recursion),
-//! and small (see `MAX_CALLEE`). A head argument that is a variable met
+//! `!` anywhere in it (its cut would cut the caller's clause), not
+//! calling itself (a loop is not unrolled), not the caller's own predicate
+//! nor one being unfolded around it, and small (see `MAX_CALLEE`). A head argument that is a variable met
 //! first there takes the call's argument where that is a variable or a
 //! constant; any other head argument is unified with the call's by `=/2`,
 //! as the head would have been, in the head's order. Calls are unfolded
@@ -55,10 +55,6 @@ enum T {
 }
 
 impl T {
-    fn goal(f: Atom, args: Vec<T>) -> T {
-        if args.is_empty() { T::Leaf(Cell::Atom(f)) } else { T::Comp(f, args) }
-    }
-
     /// Name and arguments of a goal (`None` for a variable or a number).
     fn parts(&self) -> Option<(Atom, &[T])> {
         match self {
@@ -121,7 +117,22 @@ impl<'a> Unfolder<'a> {
         let c = &p.clauses[0];
         let cells = &c.tmpl.cells;
         let fits = cells.len() <= MAX_CALLEE && self.grown + cells.len() <= MAX_TOTAL;
-        (c.span.is_some() && c.body_start == 3 && fits && !cells.contains(&Cell::Atom(atom::CUT))).then_some(&**c)
+        // A predicate that calls itself (a loop) is not unrolled: its
+        // first round in the caller's code saved one call and made the
+        // caller's code larger (Othello's `closes_rest/5`: 5% more
+        // instructions a playout).
+        let own = if p.arity == 0 { Cell::Atom(p.name) } else { Cell::Fun(p.name, p.arity) };
+        let head = match cells[2] {
+            Cell::Str(h) => h,
+            _ => 2,
+        };
+        let recursive = cells.iter().enumerate().skip(3).any(|(j, &c)| j != head && c == own);
+        let cut = cells.contains(&Cell::Atom(atom::CUT));
+        // A call of a predicate defined nowhere stays in its clause's code:
+        // the error names the clause that made the call.
+        let unknown = (3..3 + c.body_len).any(|g| calls_unknown(db, cells, g, 0));
+        let plain = c.span.is_some() && c.body_start == 3 && !cut && !recursive && !unknown;
+        (plain && fits).then_some(&**c)
     }
 
     /// The goal with the calls it makes unfolded, where they may be.
@@ -133,21 +144,20 @@ impl<'a> Unfolder<'a> {
         let n = args.len();
         // Which arguments are goals run in place.
         let goals: &[usize] = match self.db.get(f, n as u32) {
-            Some(Entry::Control(c)) => match c {
-                Control::Conj | Control::Disj | Control::IfThen | Control::SoftIf => &[0, 1],
-                Control::Not => &[0],
-                Control::Findall | Control::Findall4 => &[1],
-                _ => &[],
-            },
+            Some(Entry::Control(c)) => goal_args(c),
             Some(Entry::User(i)) => {
+                if self.callee(i).is_none() {
+                    return g;
+                }
                 let args = match g {
                     T::Comp(_, args) => args,
-                    _ => Vec::new(),
+                    T::List(l) => {
+                        let [h, t] = *l;
+                        vec![h, t]
+                    }
+                    T::Leaf(_) => Vec::new(),
                 };
-                if self.callee(i).is_some() {
-                    return self.unfold(i, args);
-                }
-                return T::goal(f, args);
+                return self.unfold(i, args);
             }
             _ => &[],
         };
@@ -202,6 +212,37 @@ impl<'a> Unfolder<'a> {
         }
         self.path.pop();
         conj(goals)
+    }
+}
+
+/// The arguments of a control construct that are goals run in place
+/// (the compiler's inline constructs).
+fn goal_args(c: Control) -> &'static [usize] {
+    match c {
+        Control::Conj | Control::Disj | Control::IfThen | Control::SoftIf => &[0, 1],
+        Control::Not => &[0],
+        Control::Findall | Control::Findall4 => &[1],
+        _ => &[],
+    }
+}
+
+/// Whether the goal at cell `g` of a template calls a predicate that is
+/// defined nowhere, itself or in the control constructs it is made of.
+fn calls_unknown(db: &Db, cells: &[Cell], g: usize, nest: usize) -> bool {
+    let (f, args): (Atom, Vec<usize>) = match cells[g] {
+        Cell::Atom(a) => (a, Vec::new()),
+        Cell::Str(p) => match cells[p] {
+            Cell::Fun(f, n) => (f, (p + 1..p + 1 + n as usize).collect()),
+            _ => return false,
+        },
+        _ => return false,
+    };
+    match db.get(f, args.len() as u32) {
+        None => true,
+        Some(Entry::Control(c)) if nest < MAX_NEST => {
+            goal_args(c).iter().any(|&k| calls_unknown(db, cells, args[k], nest + 1))
+        }
+        _ => false,
     }
 }
 
@@ -433,16 +474,23 @@ mod tests {
     #[test]
     fn recursion_cuts_and_several_clauses_are_called() {
         let (mut on, _) = engines(PROGRAM);
-        // w/2 calls itself: u/1 has its body once, and calls it from there.
-        let u = code(&mut on, "u", 1);
-        assert!(u.contains("Guard") && u.contains("Execute("), "{u}");
+        // w/2 calls itself (a loop is not unrolled), d/1 has a cut, m/2 two
+        // clauses.
         let w = code(&mut on, "w", 2);
         assert!(w.contains("Execute(") && !w.contains("Guard"), "{w}");
-        // d/1 has a cut, m/2 two clauses.
-        for p in ["c", "d", "e"] {
+        for p in ["u", "c", "d", "e"] {
             let c = code(&mut on, p, 1);
             assert!((c.contains("Execute(") || c.contains("Call(")) && !c.contains("Guard"), "{p}: {c}");
         }
+    }
+
+    #[test]
+    fn a_call_of_an_unknown_procedure_is_reported_from_its_own_clause() {
+        let mut e = Engine::new();
+        assert!(!e.load("t", "p(X) :- q(X).\nq(X) :- undefined_here(X).").has_errors());
+        assert!(!code(&mut e, "p", 1).contains("Guard"), "{}", code(&mut e, "p", 1));
+        let (answers, _) = answers(&mut e, "p(1)");
+        assert!(answers[0].contains("undefined_here/1") && answers[0].contains("q/1"), "{answers:?}");
     }
 
     #[test]
