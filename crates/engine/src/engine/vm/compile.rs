@@ -128,12 +128,6 @@ fn fact_table(db: &Db, i: usize) -> Option<super::Facts> {
     Some(super::Facts { keys: keys.into(), rest: rest.into(), arity: n as u32, done: 0 })
 }
 
-/// Whether the instruction before the last emitted is a `Facts` (the call
-/// just emitted is its fall-back).
-fn facts_emitted(out: &[Instr]) -> bool {
-    out.len() >= 2 && matches!(out[out.len() - 2], Instr::Facts(_))
-}
-
 fn is_inline_control(k: Kind) -> bool {
     matches!(k, Kind::Conj | Kind::Disj | Kind::IfThen(_) | Kind::Not | Kind::Findall(_))
 }
@@ -1003,6 +997,7 @@ impl Cg<'_> {
                 };
                 let facts =
                     if self.lookups && !fresh && pred != NO_PRED { fact_table(self.db, pred as usize) } else { None };
+                let looked_up = facts.is_some();
                 if let Some(t) = facts {
                     // Past the call; where it is the last, to the exit.
                     self.looked_up.push(pred as usize);
@@ -1013,7 +1008,7 @@ impl Cg<'_> {
                 } else {
                     self.emit(Instr::Call(pred, f, n));
                 }
-                if facts_emitted(&self.out) {
+                if looked_up {
                     self.label_here();
                     if last {
                         self.exit();
