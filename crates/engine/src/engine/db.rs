@@ -323,8 +323,9 @@ pub struct Pred {
     /// look for it.
     pub necks: bool,
     /// Whether a clause's code has this predicate's clause unfolded into
-    /// it (see `vm::unfold`): a change to its clauses then moves the
-    /// database's `inline_epoch` on, which that code checks.
+    /// it, or its facts looked up in place (see `vm::unfold`): a change to
+    /// its clauses then moves the database's `inline_epoch` on, which that
+    /// code checks.
     pub inlined: std::cell::Cell<bool>,
     /// The database's `inline_epoch`.
     epoch: Rc<std::cell::Cell<u32>>,
@@ -698,9 +699,9 @@ pub struct Db {
     /// Bytes of the clauses added by `assert` and not yet retracted (a
     /// query's memory limit counts them).
     pub asserted: usize,
-    /// Moves on whenever the clauses of a predicate that was unfolded
-    /// into some clause's code change (see `vm::unfold`): code made at an
-    /// older epoch runs its clause's code made without unfolding.
+    /// Moves on whenever the clauses of a predicate that was unfolded or
+    /// looked up in some clause's code change (see `vm::unfold`): code
+    /// made at an older epoch runs its clause's code made without either.
     pub inline_epoch: Rc<std::cell::Cell<u32>>,
     /// No call is unfolded (`Engine::set_unfold`).
     pub no_unfold: bool,

@@ -1130,6 +1130,9 @@ impl Machine {
         if clause.span.is_none() || clause.hot.get().is_some() {
             return;
         }
+        if self.vm.native.is_none() {
+            return;
+        }
         let mut code = clause_instrs(&self.db, &clause, &mut self.vm.x, &mut self.vm.codes);
         let Some(native) = self.vm.native.as_mut() else { return };
         native.lower(&mut code);
