@@ -49,7 +49,7 @@ enum CutKind {
 }
 
 /// A goal's name, arity and argument cells.
-fn parts(cells: &[Cell], i: usize) -> (Atom, Vec<usize>) {
+pub(crate) fn parts(cells: &[Cell], i: usize) -> (Atom, Vec<usize>) {
     match cells[i] {
         Cell::Atom(a) => (a, Vec::new()),
         Cell::Str(p) => {
@@ -786,20 +786,24 @@ impl Cg<'_> {
             Kind::Not => vec![vec![args[0]]],
             _ => Vec::new(),
         };
-        let branches: Vec<Vec<usize>> = branches
+        // Each branch's occurrences of each variable.
+        let counts: Vec<Vec<u32>> = branches
             .iter()
             .map(|b| {
-                let mut vs = Vec::new();
+                let (mut vs, mut n) = (Vec::new(), vec![0u32; self.occ.len()]);
                 for &t in b {
                     vars_of(self.cells, t, &mut vs);
                 }
-                vs
+                for v in vs {
+                    n[v] += 1;
+                }
+                n
             })
             .collect();
         let mut vs = Vec::new();
         vars_of(self.cells, g, &mut vs);
         for k in vs {
-            if self.seen[k] || branches.iter().any(|b| b.iter().filter(|&&v| v == k).count() as u32 == self.occ[k]) {
+            if self.seen[k] || counts.iter().any(|n| n[k] == self.occ[k]) {
                 continue;
             }
             match self.loc[k] {

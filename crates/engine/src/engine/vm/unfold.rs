@@ -29,6 +29,7 @@
 //! `consult`, an `assert` while a file loads) moves `Db::inline_epoch` on,
 //! and code made before then runs its clause's code made without either.
 
+use super::compile::parts;
 use crate::engine::atoms::{Atom, atom};
 use crate::engine::db::{ClauseCode, Db, Entry};
 use crate::engine::machine::Control;
@@ -130,7 +131,7 @@ impl<'a> Unfolder<'a> {
         let cut = cells.contains(&Cell::Atom(atom::CUT));
         // A call of a predicate defined nowhere stays in its clause's code:
         // the error names the clause that made the call.
-        let unknown = (3..3 + c.body_len).any(|g| calls_unknown(db, cells, g, 0));
+        let unknown = (c.body_start..c.body_start + c.body_len).any(|g| calls_unknown(db, cells, g, 0));
         let plain = c.span.is_some() && c.body_start == 3 && !cut && !recursive && !unknown;
         (plain && fits).then_some(&**c)
     }
@@ -183,14 +184,7 @@ impl<'a> Unfolder<'a> {
         }
         let mut names = Rename { map: vec![None; c.tmpl.nvars] };
         let mut goals = vec![T::Leaf(Cell::Atom(atom::STEP))];
-        let head: Vec<usize> = match cells[2] {
-            Cell::Str(p) => {
-                let Cell::Fun(_, n) = cells[p] else { unreachable!("Str points at Fun") };
-                (p + 1..p + 1 + n as usize).collect()
-            }
-            Cell::Lst(p) => vec![p, p + 1],
-            _ => Vec::new(),
-        };
+        let (_, head) = parts(cells, 2);
         // A head variable met first takes the call's argument where that
         // is a variable or a constant; anything else is unified as the
         // head would unify it.
@@ -229,14 +223,10 @@ fn goal_args(c: Control) -> &'static [usize] {
 /// Whether the goal at cell `g` of a template calls a predicate that is
 /// defined nowhere, itself or in the control constructs it is made of.
 fn calls_unknown(db: &Db, cells: &[Cell], g: usize, nest: usize) -> bool {
-    let (f, args): (Atom, Vec<usize>) = match cells[g] {
-        Cell::Atom(a) => (a, Vec::new()),
-        Cell::Str(p) => match cells[p] {
-            Cell::Fun(f, n) => (f, (p + 1..p + 1 + n as usize).collect()),
-            _ => return false,
-        },
-        _ => return false,
-    };
+    if !matches!(cells[g], Cell::Atom(_) | Cell::Str(_)) {
+        return false;
+    }
+    let (f, args) = parts(cells, g);
     match db.get(f, args.len() as u32) {
         None => true,
         Some(Entry::Control(c)) if nest < MAX_NEST => {
@@ -264,14 +254,8 @@ pub fn unfold(db: &Db, c: &ClauseCode) -> Option<(Vec<Cell>, usize, usize)> {
         return None;
     }
     let cells = &c.tmpl.cells;
-    let own = match cells.get(2)? {
-        Cell::Atom(f) => db.get(*f, 0),
-        Cell::Str(p) => match cells[*p] {
-            Cell::Fun(f, n) => db.get(f, n),
-            _ => None,
-        },
-        _ => None,
-    };
+    let (name, args) = parts(cells, 2);
+    let own = db.get(name, args.len() as u32);
     let mut u = Unfolder { db, nvars: c.tmpl.nvars, path: Vec::new(), grown: cells.len(), used: Vec::new() };
     if let Some(Entry::User(i)) = own {
         u.path.push(i);
