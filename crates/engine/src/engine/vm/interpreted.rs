@@ -2,7 +2,7 @@
 //! leaves Cranelift out): no code generator, so `Native::new` gives none
 //! and the interpreter runs every clause, as with `TABULA_NATIVE=0`.
 
-use super::Instr;
+use super::{Instr, Loop};
 
 /// The code generator, which this build lacks: it cannot be made (it
 /// holds an `Infallible`), so its methods are never called.
@@ -21,7 +21,7 @@ impl Native {
         None
     }
 
-    pub fn lower(&mut self, _code: &mut [Instr]) {
+    pub fn lower(&mut self, _code: &mut [Instr], _me: Option<Loop>) {
         match self.never {}
     }
 }

@@ -477,6 +477,20 @@ pub struct NativeRun {
     pub groups: bool,
 }
 
+/// A clause whose native code goes round itself (see `run::self_loop`):
+/// its code is one run and a last call of its own predicate, which a list
+/// cell in the first argument sends back to this clause alone. The run
+/// then makes that call natively (one step counted, the limits checked as
+/// a call checks them) while the database's `inline_epoch` is `at` (no
+/// clause of the predicate has changed since), and leaves it to the
+/// interpreter otherwise.
+#[derive(Clone, Copy, Debug)]
+pub struct Loop {
+    pub pred: u32,
+    pub epoch: *const std::cell::Cell<u32>,
+    pub at: u32,
+}
+
 impl std::fmt::Debug for NativeRun {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Native({} instructions from {:?})", self.len, self.first)

@@ -14,8 +14,8 @@
 //! instruction, or `BACKTRACK`.
 
 use super::{
-    AOp, ArgDst, ArgFast, Arith2, Arith2Op, Facts, GROW, INDEX, Instr, IsChain, NativeRun, Opd, PERM, RunFn, TestFast,
-    TestOp, TypeTest,
+    AOp, ArgDst, ArgFast, Arith2, Arith2Op, Facts, GROW, INDEX, Instr, IsChain, Loop, NativeRun, Opd, PERM, RunFn,
+    TestFast, TestOp, TypeTest,
 };
 use crate::engine::atoms::{Atom, atom};
 use crate::engine::machine::Machine;
@@ -60,13 +60,15 @@ pub(crate) fn words(c: Cell) -> (i64, i64) {
 /// that would be the run's `Native` again):
 /// - `Arg`, which may hand itself back (to unify compound terms), and
 ///   which `between_scan` looks for after a call of `between/3`;
+/// - `GetListValVar`, which hands itself back where the list cell's head
+///   and the register are not simple to unify;
 /// - a clause's first `GetConst [], 0`, which `Cont::past_nil_test`
 ///   looks for;
 /// - the `Unify*` instructions, whose compound term's `GetStruct` or
 ///   `PutStruct` (or list) must be in the run (see `lower`).
 fn never_first(ins: &Instr) -> bool {
     match ins {
-        Instr::Arg(_) | Instr::GetConst(Cell::Atom(atom::NIL), 0) => true,
+        Instr::Arg(_) | Instr::GetListValVar(..) | Instr::GetConst(Cell::Atom(atom::NIL), 0) => true,
         i => is_unify(i),
     }
 }
@@ -99,7 +101,7 @@ fn needs(ins: &Instr) -> (u32, u32) {
         Instr::PutVarX(..) | Instr::PutVarY(..) | Instr::PutVoid(_) | Instr::InitY(_) => (1, 0),
         Instr::GetStruct(_, n, _) => (1 + n, 1),
         Instr::PutStruct(_, n, _) => (1 + n, 0),
-        Instr::GetList(_) => (2, 1),
+        Instr::GetList(_) | Instr::GetListVarVar(..) | Instr::GetListValVar(..) => (2, 1),
         Instr::PutList(_) => (2, 0),
         Instr::GetConst(..) | Instr::Arg(_) | Instr::UnifyValX(_) | Instr::UnifyValY(_) | Instr::UnifyConst(_) => {
             (0, 1)
@@ -135,6 +137,8 @@ fn translatable(ins: &Instr) -> bool {
         | Instr::GetStruct(..)
         | Instr::PutStruct(..)
         | Instr::GetList(_)
+        | Instr::GetListVarVar(..)
+        | Instr::GetListValVar(..)
         | Instr::PutList(_)
         | Instr::UnifyVarX(_)
         | Instr::UnifyVarY(_)
@@ -280,8 +284,9 @@ impl Native {
 
     /// Replaces the first instruction of each run worth compiling in
     /// `code` (a clause's, before anything points into it) with its
-    /// native code.
-    pub fn lower(&mut self, code: &mut [Instr]) {
+    /// native code; `me`, where the clause may go round itself (see
+    /// `Loop`), and its code is one run and the last call.
+    pub fn lower(&mut self, code: &mut [Instr], me: Option<Loop>) {
         if !self.on {
             return;
         }
@@ -323,8 +328,12 @@ impl Native {
                 e += fast_path(&code[e]).map_or(1, |(done, _)| done as usize);
             }
             let e = e.min(n);
-            if natives.iter().map(|&k| worth(&code[i + k])).sum::<u32>() >= WORTH
-                && let Some(id) = self.compile(&code[i..e], &natives, heap, trail)
+            // A run that goes round itself saves a call a round.
+            let me = me.filter(|l| i == 0 && e + 1 == n && matches!(code[e], Instr::Execute(p, ..) if p == l.pred));
+            let saved =
+                natives.iter().map(|&k| worth(&code[i + k])).sum::<u32>() + if me.is_some() { WORTH } else { 0 };
+            if saved >= WORTH
+                && let Some(id) = self.compile(&code[i..e], &natives, heap, trail, me)
             {
                 let groups = natives.iter().any(|&k| opens(&code[i + k]));
                 made.push((i, e, id, natives.len(), heap, trail, groups));
@@ -351,7 +360,7 @@ impl Native {
 
     /// Defines the function of a run (`None` if Cranelift refuses it),
     /// made ready by the module's next `finalize_definitions`.
-    fn compile(&mut self, run: &[Instr], natives: &[usize], heap: u32, trail: u32) -> Option<FuncId> {
+    fn compile(&mut self, run: &[Instr], natives: &[usize], heap: u32, trail: u32, me: Option<Loop>) -> Option<FuncId> {
         let ptr = self.module.target_config().pointer_type();
         let mut sig = self.module.make_signature();
         sig.params.extend([AbiParam::new(ptr); 4]);
@@ -363,7 +372,7 @@ impl Native {
         self.ctx.func.name = UserFuncName::user(0, id.as_u32());
         {
             let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
-            let mut g = Gen::new(&mut b, run, natives);
+            let mut g = Gen::new(&mut b, run, natives, me);
             g.room(heap, trail);
             g.body();
             b.seal_all_blocks();
@@ -457,6 +466,11 @@ struct Gen<'a, 'b> {
     s: Variable,
     wr: Variable,
     groups: bool,
+    /// Where the run goes round itself (see `Loop`): the call, and the
+    /// block that makes it, and the block that checks for room again.
+    me: Option<Loop>,
+    again: Option<Block>,
+    head: Option<Block>,
 }
 
 /// What a run knows of a register on the way to here (`Gen::known`): its
@@ -472,7 +486,7 @@ struct Known {
 const MEM: MemFlagsData = MemFlagsData::trusted();
 
 impl<'a, 'b> Gen<'a, 'b> {
-    fn new(b: &'a mut FunctionBuilder<'b>, run: &'a [Instr], natives: &'a [usize]) -> Self {
+    fn new(b: &'a mut FunctionBuilder<'b>, run: &'a [Instr], natives: &'a [usize], me: Option<Loop>) -> Self {
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -537,6 +551,9 @@ impl<'a, 'b> Gen<'a, 'b> {
             groups,
             known: Vec::new(),
             joins,
+            me,
+            again: None,
+            head: None,
         }
     }
 
@@ -544,8 +561,17 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// and the trail have room for what the run may push, else back to
     /// the interpreter to grow them (`GROW`, nothing changed), so that
     /// nothing inside the run checks.
+    /// A run that goes round itself checks again at each round, from a
+    /// block of its own (the entry block cannot be jumped to), and gives
+    /// back the steps of the rounds made with `GROW`.
     fn room(&mut self, heap: u32, trail: u32) {
         let first = self.at[0].expect("a run starts with a native instruction");
+        if self.me.is_some() {
+            let head = self.b.create_block();
+            self.b.ins().jump(head, &[]);
+            self.b.switch_to_block(head);
+            self.head = Some(head);
+        }
         let mut fits = None;
         for (need, off) in [
             (heap, std::mem::offset_of!(Machine, store.heap) as i32),
@@ -567,6 +593,10 @@ impl<'a, 'b> Gen<'a, 'b> {
             None => {
                 self.b.ins().jump(first, &[]);
             }
+            Some(ok) if self.me.is_some() => {
+                let grow = self.leaving(GROW);
+                self.b.ins().brif(ok, first, &[], grow, &[]);
+            }
             Some(ok) => {
                 let grow = self.b.create_block();
                 self.b.ins().brif(ok, first, &[], grow, &[]);
@@ -585,6 +615,9 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.known.clear();
             }
             self.instr(k, &run[k]);
+        }
+        if let Some(again) = self.again {
+            self.round(again);
         }
         // Each way out names where the interpreter goes on, and all of
         // them share one way back to it (the code stays small: the runs
@@ -626,6 +659,11 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// later instruction of the run that the native code runs, else in
     /// the interpreter.
     fn go(&mut self, from: usize, to: usize) {
+        if self.me.is_some() && to == self.run.len() {
+            let again = *self.again.get_or_insert_with(|| self.b.create_block());
+            self.b.ins().jump(again, &[]);
+            return;
+        }
         match self.at.get(to) {
             Some(&Some(blk)) if to > from => {
                 self.b.ins().jump(blk, &[]);
@@ -635,6 +673,45 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.b.ins().jump(out, &[]);
             }
         }
+    }
+
+    /// The last call of a run that goes round itself (see `Loop`): with
+    /// a list cell in `X0`, no clause of the predicate changed, and a call
+    /// that `Machine::limits_quiet` lets through (the steps this run took
+    /// counted), one step more and round again; else the interpreter
+    /// makes the call.
+    fn round(&mut self, again: Block) {
+        let me = self.me.expect("a run that goes round itself");
+        self.b.switch_to_block(again);
+        // Reached from wherever the run ends.
+        self.known.clear();
+        let call = self.leaving(self.run.len() as i64);
+        let x0 = self.xa(0);
+        let c = self.load(x0);
+        let (lo, _) = self.deref(c);
+        let t = self.tag(lo);
+        let lst = self.b.ins().icmp_imm_s(IntCC::Equal, t, LST);
+        self.require(lst, call);
+        let epoch = self.b.ins().iconst(I64, me.epoch as i64);
+        let epoch = self.b.ins().uload32(MEM, epoch, 0);
+        let same = self.b.ins().icmp_imm_s(IntCC::Equal, epoch, me.at as i64);
+        self.require(same, call);
+        let taken = self.b.use_var(self.steps);
+        let steps = self.b.ins().load(I64, MEM, self.m, std::mem::offset_of!(Machine, steps) as i32);
+        let steps = self.b.ins().iadd(steps, taken);
+        let steps = self.b.ins().iadd_imm_s(steps, 1);
+        let step_at = self.b.ins().load(I64, MEM, self.m, std::mem::offset_of!(Machine, step_at) as i32);
+        let below = self.b.ins().icmp(IntCC::UnsignedLessThan, steps, step_at);
+        let hp = std::mem::offset_of!(Machine, store.heap) as i32;
+        let len = self.b.ins().load(I64, MEM, self.m, hp + stack::LEN);
+        let heap_at = self.b.ins().load(I64, MEM, self.m, std::mem::offset_of!(Machine, heap_at) as i32);
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, len, heap_at);
+        let quiet = self.b.ins().band(below, fits);
+        self.require(quiet, call);
+        let taken = self.b.ins().iadd_imm_s(taken, 1);
+        self.b.def_var(self.steps, taken);
+        let head = self.head.expect("a run that goes round itself has a head");
+        self.b.ins().jump(head, &[]);
     }
 
     /// A failure: to `from + fail`, or backtracking when `fail` is 0.
@@ -934,6 +1011,8 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
             Instr::GetStruct(f, n, a) => return self.get_compound(k, Some((f, n)), a),
             Instr::GetList(a) => return self.get_compound(k, None, a),
+            Instr::GetListVarVar(a, x, y) => return self.get_list2(k, a, x, false, y),
+            Instr::GetListValVar(a, x, y) => return self.get_list2(k, a, x, true, y),
             Instr::PutStruct(f, n, a) => self.put_compound(Some((f, n)), a),
             Instr::PutList(a) => self.put_compound(None, a),
             Instr::UnifyVarX(x) => self.unify_var(x as usize),
@@ -1066,6 +1145,70 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.bind(hi, term);
         self.b.ins().jump(next, &[]);
         self.b.switch_to_block(next);
+        self.unsettle();
+        self.go(k, k + 1);
+    }
+
+    /// `GetListVarVar` (`val` false) or `GetListValVar` (`val` true) on
+    /// register `a`: a list cell has its head put in `Xx` (or unified
+    /// with `Xx`'s cell) and its tail in `Xy`; an unbound variable is
+    /// bound to a new list cell of a new variable (or `Xx`'s cell) and a
+    /// new variable, which go to `Xx` and `Xy`; anything else fails. A
+    /// head and a cell of `Xx` that are not simple to unify leave the
+    /// instruction to the interpreter (nothing has changed then).
+    fn get_list2(&mut self, k: usize, a: u32, x: u32, val: bool, y: u32) {
+        let (lo, hi) = self.deref_reg(a as usize);
+        let t = self.tag(lo);
+        let (var, nonvar, next) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        let back = self.leaving(BACKTRACK);
+        let is_ref = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
+        self.b.ins().brif(is_ref, var, &[], nonvar, &[]);
+        // A list cell read; both its arguments before either register is
+        // written (either may be `a`).
+        self.b.switch_to_block(nonvar);
+        let is_lst = self.b.ins().icmp_imm_s(IntCC::Equal, t, LST);
+        self.require(is_lst, back);
+        let (cell, _) = self.cell_at(hi);
+        let head = self.load((cell, 0));
+        let tail = self.load((cell, 16));
+        if val {
+            let interpret = self.leaving(k as i64);
+            let head = self.deref(head);
+            self.unify_simple(head, x as usize, back, interpret);
+        } else {
+            let to = self.xa(x);
+            self.store(to, head);
+        }
+        let to = self.xa(y);
+        self.store(to, tail);
+        self.b.ins().jump(next, &[]);
+        // A variable bound to a new list cell.
+        self.b.switch_to_block(var);
+        let h = self.push(2);
+        let (cell, _) = self.cell_at(h);
+        let head = if val {
+            let from = self.xa(x);
+            self.load(from)
+        } else {
+            (self.b.ins().iconst(I64, REF), h)
+        };
+        self.store((cell, 0), head);
+        let h1 = self.b.ins().iadd_imm_s(h, 1);
+        let tail = (self.b.ins().iconst(I64, REF), h1);
+        self.store((cell, 16), tail);
+        if !val {
+            let to = self.xa(x);
+            self.store(to, head);
+        }
+        let to = self.xa(y);
+        self.store(to, tail);
+        let lst = self.b.ins().iconst(I64, LST);
+        self.bind(hi, (lst, h));
+        self.b.ins().jump(next, &[]);
+        self.b.switch_to_block(next);
+        self.forget(x as usize);
+        self.forget(y as usize);
+        // Paths with and without a binding join here.
         self.unsettle();
         self.go(k, k + 1);
     }
@@ -1685,6 +1828,75 @@ mod tests {
         }
         let (runs, spanned) = native.native_runs().expect("native code is on");
         assert!(runs > 0 && spanned >= runs, "{runs} runs spanning {spanned} instructions");
+    }
+
+    /// A clause that walks a list by calling itself goes round in its
+    /// native code (see `Loop`), with the interpreter's answers, steps and
+    /// errors: lists read and built, a partial list and an unbound first
+    /// argument (left to the interpreter's call, with its choice points),
+    /// heads not simple to unify (handed back), a step limit reached
+    /// inside the loop, garbage collected on the way, and a clause added
+    /// later by another file (the loop then makes its calls through the
+    /// interpreter).
+    #[test]
+    fn lists_walked_round_natively_are_the_interpreters() {
+        let src = "app([], L, L).\n\
+                   app([H|T], L, [H|R]) :- app(T, L, R).\n\
+                   len([], N, N).\n\
+                   len([_|T], N0, N) :- N1 is N0 + 1, len(T, N1, N).\n\
+                   same([], []).\n\
+                   same([X|Xs], [X|Ys]) :- same(Xs, Ys).\n\
+                   nrev([], []).\n\
+                   nrev([H|T], R) :- nrev(T, RT), app(RT, [H], R).\n\
+                   steps(G, N) :- statistics(inferences, A), call(G), statistics(inferences, B), N is B - A.\n";
+        let queries = [
+            "app([1, 2, 3], [4], L)",
+            "app([a, b], X, [a, b, c])",
+            "app([a, b], [c], [a, x, c])",
+            "app([a, b], [c], [a, b, c, d])",
+            "app(X, Y, [1, 2])",
+            "once((app([1, 2|T], [3], L), T = [_, _]))",
+            "app([X, Y], [Y], [1, 2, Z])",
+            "app(foo, [], L)",
+            "len([a, b, c, d], 0, N)",
+            "len([a, b|c], 0, N)",
+            "catch(len([a, b], x, N), error(E, _), true)",
+            "same([f(X), 2, Z], [f(1), Y, 3])",
+            "same([f(X), 2], [g(1), 2])",
+            "same([1, 2], L)",
+            "numlist(1, 300, L), nrev(L, R), R = [A, B|_], steps(nrev(L, _), N)",
+            "numlist(1, 20000, L), steps(app(L, [x], R), N), last(R, Z)",
+        ];
+        both_ways(src, &queries);
+        // The same answers and error with a step limit reached inside the
+        // loop, and with garbage collections on the way.
+        let mut plain = Engine::new();
+        let mut native = Engine::new();
+        assert!(native.set_native(true));
+        native.set_native_after(0);
+        plain.set_native(false);
+        for e in [&mut plain, &mut native] {
+            assert!(!e.load("t", src).has_errors());
+            e.set_limits(crate::engine::Limits { max_steps: Some(5_000), ..Default::default() });
+        }
+        for q in ["numlist(1, 2000, L), app(L, L, R), length(R, N)", "numlist(1, 20000, L), app(L, [], R)"] {
+            let a = answers(&mut native, q);
+            assert_eq!(a, answers(&mut plain, q), "{q}");
+            if q.contains("20000") {
+                assert!(a[0].contains("Limit"), "{a:?}");
+            }
+        }
+        // A clause added by a later file: every call takes it too.
+        let later = "app([X|_], _, first(X)).";
+        for e in [&mut plain, &mut native] {
+            e.set_limits(crate::engine::Limits::default());
+            e.load("later", later);
+        }
+        for q in
+            ["findall(R, app([1, 2], [3], R), Rs)", "numlist(1, 50, L), findall(R, app(L, [], R), Rs), length(Rs, N)"]
+        {
+            assert_eq!(answers(&mut native, q), answers(&mut plain, q), "{q}");
+        }
     }
 
     /// Comparisons both ways and `is/2` on every binary operator the

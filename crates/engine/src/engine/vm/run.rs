@@ -1134,8 +1134,9 @@ impl Machine {
             return;
         }
         let mut code = clause_instrs(&self.db, &clause, &mut self.vm.x, &mut self.vm.codes);
+        let me = self_loop(&self.db, &clause);
         let Some(native) = self.vm.native.as_mut() else { return };
-        native.lower(&mut code);
+        native.lower(&mut code, me);
         let hot = Cont::start(keep(&mut self.vm, &clause.hot, code));
         if self.db.preds[i].entry(c).is_some() {
             self.db.preds[i].set_entry(c, hot);
@@ -2011,13 +2012,40 @@ fn compiled<'a>(db: &crate::engine::db::Db, clause: &'a ClauseCode, vm: &mut sup
         && let Some(native) = vm.native.as_mut().filter(|n| n.on)
     {
         if native.after == 0 {
-            native.lower(&mut code);
+            native.lower(&mut code, self_loop(db, clause));
             return keep(vm, &clause.hot, code);
         }
         let warm = super::Warm { left: std::cell::Cell::new(native.after), clause };
         code.insert(0, Instr::Warm(Box::new(warm)));
     }
     keep(vm, &clause.vm, code)
+}
+
+/// Whether `clause` may go round itself in native code (see `Loop`): its
+/// first argument is a list cell, and no other clause of its predicate
+/// (static) has a variable or a list cell there, so that a call with a
+/// list cell there enters this clause alone, with no choice point. The
+/// predicate is marked as one whose change moves `inline_epoch` on, which
+/// the loop checks. (Whether the clause's code is one run and a last call
+/// of the predicate is `Native::lower`'s to see.)
+fn self_loop(db: &crate::engine::db::Db, clause: &ClauseCode) -> Option<super::Loop> {
+    use crate::engine::db::{Entry, Key};
+    if clause.key != Some(Key::Lst) {
+        return None;
+    }
+    let Cell::Str(h) = clause.tmpl.cells[2] else { return None };
+    let Cell::Fun(f, n) = clause.tmpl.cells[h] else { return None };
+    let Some(Entry::User(i)) = db.get(f, n) else { return None };
+    let p = &db.preds[i];
+    let me = |c: &Rc<ClauseCode>| std::ptr::eq(Rc::as_ptr(c), clause);
+    if p.dynamic || !p.clauses.iter().any(me) {
+        return None;
+    }
+    if !p.clauses.iter().all(|c| me(c) || c.key.is_some_and(|k| k != Key::Lst)) {
+        return None;
+    }
+    p.inlined.set(true);
+    Some(super::Loop { pred: i as u32, epoch: Rc::as_ptr(&db.inline_epoch), at: db.inline_epoch.get() })
 }
 
 /// The code a clause runs (compiled now if it is not yet), for tests.
