@@ -567,9 +567,21 @@ impl<'a, 'b> Gen<'a, 'b> {
     fn room(&mut self, heap: u32, trail: u32) {
         let first = self.at[0].expect("a run starts with a native instruction");
         if self.me.is_some() {
+            // Each round starts with `X0` dereferenced (a list cell),
+            // which the clause's first instruction reads.
+            let x0 = self.xa(0);
+            let c = self.load(x0);
+            let (lo, hi) = self.deref(c);
             let head = self.b.create_block();
-            self.b.ins().jump(head, &[]);
+            self.b.append_block_param(head, I64);
+            self.b.append_block_param(head, I64);
+            self.b.ins().jump(head, &[lo.into(), hi.into()]);
             self.b.switch_to_block(head);
+            let (lo, hi) = match *self.b.block_params(head) {
+                [lo, hi] => (lo, hi),
+                _ => unreachable!("two parameters"),
+            };
+            self.known.push(Known { code: 0, lo, hi, int: false });
             self.head = Some(head);
         }
         let mut fits = None;
@@ -688,7 +700,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let call = self.leaving(self.run.len() as i64);
         let x0 = self.xa(0);
         let c = self.load(x0);
-        let (lo, _) = self.deref(c);
+        let (lo, hi) = self.deref(c);
         let t = self.tag(lo);
         let lst = self.b.ins().icmp_imm_s(IntCC::Equal, t, LST);
         self.require(lst, call);
@@ -711,7 +723,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let taken = self.b.ins().iadd_imm_s(taken, 1);
         self.b.def_var(self.steps, taken);
         let head = self.head.expect("a run that goes round itself has a head");
-        self.b.ins().jump(head, &[]);
+        self.b.ins().jump(head, &[lo.into(), hi.into()]);
     }
 
     /// A failure: to `from + fail`, or backtracking when `fail` is 0.
