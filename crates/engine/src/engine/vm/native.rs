@@ -101,7 +101,7 @@ fn needs(ins: &Instr) -> (u32, u32) {
         Instr::PutVarX(..) | Instr::PutVarY(..) | Instr::PutVoid(_) | Instr::InitY(_) => (1, 0),
         Instr::GetStruct(_, n, _) => (1 + n, 1),
         Instr::PutStruct(_, n, _) => (1 + n, 0),
-        Instr::GetList(_) | Instr::GetListVarVar(..) | Instr::GetListValVar(..) => (2, 1),
+        Instr::GetList(_) | Instr::GetListVarVar(..) | Instr::GetListValVar(..) | Instr::GetListVoidVar(..) => (2, 1),
         Instr::PutList(_) => (2, 0),
         Instr::GetConst(..) | Instr::Arg(_) | Instr::UnifyValX(_) | Instr::UnifyValY(_) | Instr::UnifyConst(_) => {
             (0, 1)
@@ -139,6 +139,7 @@ fn translatable(ins: &Instr) -> bool {
         | Instr::GetList(_)
         | Instr::GetListVarVar(..)
         | Instr::GetListValVar(..)
+        | Instr::GetListVoidVar(..)
         | Instr::PutList(_)
         | Instr::UnifyVarX(_)
         | Instr::UnifyVarY(_)
@@ -471,6 +472,15 @@ struct Gen<'a, 'b> {
     me: Option<Loop>,
     again: Option<Block>,
     head: Option<Block>,
+}
+
+/// The head of a list cell `Gen::get_list2` takes apart: into a new
+/// variable's register, unified with an old one's, or not wanted.
+#[derive(Clone, Copy)]
+enum Head {
+    New(u32),
+    Old(u32),
+    Void,
 }
 
 /// What a run knows of a register on the way to here (`Gen::known`): its
@@ -1023,8 +1033,9 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
             Instr::GetStruct(f, n, a) => return self.get_compound(k, Some((f, n)), a),
             Instr::GetList(a) => return self.get_compound(k, None, a),
-            Instr::GetListVarVar(a, x, y) => return self.get_list2(k, a, x, false, y),
-            Instr::GetListValVar(a, x, y) => return self.get_list2(k, a, x, true, y),
+            Instr::GetListVarVar(a, x, y) => return self.get_list2(k, a, Head::New(x), y),
+            Instr::GetListValVar(a, x, y) => return self.get_list2(k, a, Head::Old(x), y),
+            Instr::GetListVoidVar(a, y) => return self.get_list2(k, a, Head::Void, y),
             Instr::PutStruct(f, n, a) => self.put_compound(Some((f, n)), a),
             Instr::PutList(a) => self.put_compound(None, a),
             Instr::UnifyVarX(x) => self.unify_var(x as usize),
@@ -1161,14 +1172,14 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.go(k, k + 1);
     }
 
-    /// `GetListVarVar` (`val` false) or `GetListValVar` (`val` true) on
-    /// register `a`: a list cell has its head put in `Xx` (or unified
-    /// with `Xx`'s cell) and its tail in `Xy`; an unbound variable is
-    /// bound to a new list cell of a new variable (or `Xx`'s cell) and a
-    /// new variable, which go to `Xx` and `Xy`; anything else fails. A
-    /// head and a cell of `Xx` that are not simple to unify leave the
-    /// instruction to the interpreter (nothing has changed then).
-    fn get_list2(&mut self, k: usize, a: u32, x: u32, val: bool, y: u32) {
+    /// `GetListVarVar`, `GetListValVar` and `GetListVoidVar` on register
+    /// `a` (see `Head`): a list cell has its head put in `Xx` (or unified
+    /// with `Xx`'s cell, or left) and its tail in `Xy`; an unbound
+    /// variable is bound to a new list cell of a new variable (or `Xx`'s
+    /// cell) and a new variable, which go to `Xx` and `Xy`; anything else
+    /// fails. A head and a cell of `Xx` that are not simple to unify leave
+    /// the instruction to the interpreter (nothing has changed then).
+    fn get_list2(&mut self, k: usize, a: u32, head: Head, y: u32) {
         let (lo, hi) = self.deref_reg(a as usize);
         let t = self.tag(lo);
         let (var, nonvar, next) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
@@ -1181,15 +1192,19 @@ impl<'a, 'b> Gen<'a, 'b> {
         let is_lst = self.b.ins().icmp_imm_s(IntCC::Equal, t, LST);
         self.require(is_lst, back);
         let (cell, _) = self.cell_at(hi);
-        let head = self.load((cell, 0));
+        let first = self.load((cell, 0));
         let tail = self.load((cell, 16));
-        if val {
-            let interpret = self.leaving(k as i64);
-            let head = self.deref(head);
-            self.unify_simple(head, x as usize, back, interpret);
-        } else {
-            let to = self.xa(x);
-            self.store(to, head);
+        match head {
+            Head::Old(x) => {
+                let interpret = self.leaving(k as i64);
+                let first = self.deref(first);
+                self.unify_simple(first, x as usize, back, interpret);
+            }
+            Head::New(x) => {
+                let to = self.xa(x);
+                self.store(to, first);
+            }
+            Head::Void => {}
         }
         let to = self.xa(y);
         self.store(to, tail);
@@ -1198,19 +1213,20 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(var);
         let h = self.push(2);
         let (cell, _) = self.cell_at(h);
-        let head = if val {
-            let from = self.xa(x);
-            self.load(from)
-        } else {
-            (self.b.ins().iconst(I64, REF), h)
+        let first = match head {
+            Head::Old(x) => {
+                let from = self.xa(x);
+                self.load(from)
+            }
+            Head::New(_) | Head::Void => (self.b.ins().iconst(I64, REF), h),
         };
-        self.store((cell, 0), head);
+        self.store((cell, 0), first);
         let h1 = self.b.ins().iadd_imm_s(h, 1);
         let tail = (self.b.ins().iconst(I64, REF), h1);
         self.store((cell, 16), tail);
-        if !val {
+        if let Head::New(x) = head {
             let to = self.xa(x);
-            self.store(to, head);
+            self.store(to, first);
         }
         let to = self.xa(y);
         self.store(to, tail);
@@ -1218,7 +1234,9 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.bind(hi, (lst, h));
         self.b.ins().jump(next, &[]);
         self.b.switch_to_block(next);
-        self.forget(x as usize);
+        if let Head::New(x) | Head::Old(x) = head {
+            self.forget(x as usize);
+        }
         self.forget(y as usize);
         // Paths with and without a binding join here.
         self.unsettle();
@@ -1856,6 +1874,8 @@ mod tests {
                    app([H|T], L, [H|R]) :- app(T, L, R).\n\
                    len([], N, N).\n\
                    len([_|T], N0, N) :- N1 is N0 + 1, len(T, N1, N).\n\
+                   sum([], S, S).\n\
+                   sum([X|Xs], S0, S) :- S1 is S0 + X, sum(Xs, S1, S).\n\
                    same([], []).\n\
                    same([X|Xs], [X|Ys]) :- same(Xs, Ys).\n\
                    nrev([], []).\n\
@@ -1871,6 +1891,9 @@ mod tests {
             "app([X, Y], [Y], [1, 2, Z])",
             "app(foo, [], L)",
             "len([a, b, c, d], 0, N)",
+            "once(len(L, 0, 2))",
+            "numlist(1, 1000, L), sum(L, 0, S), steps(len(L, 0, _), N)",
+            "sum([1, 2, x], 0, S)",
             "len([a, b|c], 0, N)",
             "catch(len([a, b], x, N), error(E, _), true)",
             "same([f(X), 2, Z], [f(1), Y, 3])",
