@@ -283,34 +283,54 @@ fn a_host_answers_first_and_falls_through_to_the_program() {
 }
 
 /// `scan` hands over each answer as `call` would copy it out, stops when
-/// asked, says which answers are not ground, and reports errors.
+/// asked, says which answers are not ground, reads the keys of those that
+/// have one where they are (the key their copy has), and reports errors.
 #[test]
 fn scan_sees_the_answers_call_copies_out() {
-    use tabula::engine::{Arg, Tmpl};
+    use tabula::engine::{Arg, FlatKey, Tmpl};
     let mut e = Engine::new();
     // Atoms, numbers, strings and compounds of them are handed over
     // without the general copy; the rest (variables, nesting, lists, more
     // arguments than the fast path holds) with it: the same cells either way.
     let program = "p(a). p(f(X, X, b)). p(3). p([1, 2]). p(m(1, 2, 7, -4)). p(g(\"s\", 1.5, [])). \
-                   p(h(a, g(b))). p(k(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)). q(_) :- throw(oops).";
+                   p(h(a, g(b))). p(k(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)). \
+                   p(m(a, -536870912, 536870911)). p(m(536870912)). p(z(1, 2, 3, 4, 5, 6)). p(-7). \
+                   p(1000000000000). p(m(2, 1, 7, -4)). p(m(1, 2, 7)). p(\"s\"). \
+                   q(_) :- throw(oops).";
     assert!(!e.load("t.pl", program).has_errors());
     let copied: Vec<Tmpl> =
         e.call("p", &[Arg::Out], usize::MAX).unwrap().into_iter().map(|mut s| s.remove(0)).collect();
     let mut seen = Vec::new();
-    e.scan("p", &[Arg::Out], |cells, nvars| {
+    let mut keys = Vec::new();
+    e.scan("p", &[Arg::Out], |answer| {
+        keys.push(answer.key());
+        let (cells, nvars) = answer.cells().expect("not cyclic");
         seen.push(Tmpl { cells: cells.to_vec(), nvars });
         true
     })
     .unwrap();
     assert_eq!(seen, copied);
-    assert_eq!(seen.iter().map(|t| t.nvars).collect::<Vec<_>>(), [0, 1, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(seen.iter().map(|t| t.nvars).collect::<Vec<_>>(), [0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    // Keys for atoms, small integers and flat compounds of them, up to six
+    // arguments, integers in -2^29..2^29: the same read in place as from
+    // the copy, and a different key for each term.
+    let keyed: Vec<bool> = keys.iter().map(Option::is_some).collect();
+    let want = [true, false, true, false, true, false, false, false, true, false, true, true, false, true, true, false];
+    assert_eq!(keyed, want);
+    for (k, t) in keys.iter().zip(&seen) {
+        assert_eq!(*k, FlatKey::of_cells(&t.cells), "{t:?}");
+    }
+    let mut distinct: Vec<FlatKey> = keys.iter().flatten().copied().collect();
+    distinct.sort_by_key(|k| k.0);
+    distinct.dedup();
+    assert_eq!(distinct.len(), want.iter().filter(|&&k| k).count());
     let mut n = 0;
-    e.scan("p", &[Arg::Out], |_, _| {
+    e.scan("p", &[Arg::Out], |_| {
         n += 1;
         n < 2
     })
     .unwrap();
     assert_eq!(n, 2, "stops when told");
-    let err = e.scan("q", &[Arg::Out], |_, _| true).unwrap_err();
+    let err = e.scan("q", &[Arg::Out], |_| true).unwrap_err();
     assert!(err.to_string().contains("oops"), "{err}");
 }

@@ -63,7 +63,7 @@ fn sandboxed(m: &mut Machine, _: &[Cell]) -> Result<bool, Exc> {
     let sandboxed = m.atoms.intern("sandboxed");
     Err(m.permission_error(atoms::atom::CALL, sandboxed, pi))
 }
-pub use term::{Cell, Tmpl};
+pub use term::{Cell, FlatKey, Tmpl};
 pub use write::WriteOpts;
 
 use crate::syntax::{self, Ast, Diagnostic, Span};
@@ -72,6 +72,37 @@ use compile::{ClauseError, ast_to_heap, compile_clause};
 use machine::Machine;
 use std::rc::Rc;
 use term::Cyclic;
+
+/// An answer of [`Engine::scan`], where it is in the engine.
+pub struct Scanned<'a> {
+    store: &'a mut term::Store,
+    root: Cell,
+    vars: &'a mut Vec<usize>,
+    /// Whether [`Scanned::cells`] met a cyclic term.
+    cyclic: bool,
+}
+
+impl Scanned<'_> {
+    /// The answer's [`FlatKey`], read in place (`None` where it has none).
+    #[inline]
+    pub fn key(&self) -> Option<FlatKey> {
+        self.store.flat_key(self.root)
+    }
+
+    /// The answer as a template's cells and its number of variables (0:
+    /// ground), copied into a buffer the engine keeps. `None` for a cyclic
+    /// term, which cannot be copied: the scan then ends with its error.
+    pub fn cells(&mut self) -> Option<(&[Cell], usize)> {
+        self.vars.clear();
+        match self.store.copy_out_scratch(self.root, self.vars) {
+            Ok(cells) => Some((cells, self.vars.len())),
+            Err(Cyclic) => {
+                self.cyclic = true;
+                None
+            }
+        }
+    }
+}
 
 const PRELUDE: &str = include_str!("prelude.pl");
 
@@ -744,16 +775,16 @@ impl Engine {
     }
 
     /// Calls `name(args...)`, with one `Out` argument, and hands each
-    /// solution's value to `f` as a template's cells and its number of
-    /// variables (0: ground), without copying it out (the cells are valid during the call
-    /// to `f` only); `f` says whether to go on. What [`Engine::call`] does,
-    /// for a host that only looks at each answer (hashes it, say), with no
-    /// allocation per answer.
+    /// solution's value to `f` where it is in the engine ([`Scanned`]: its
+    /// [`FlatKey`] read in place, or its cells copied into a buffer the
+    /// engine keeps), valid during the call to `f` only; `f` says whether
+    /// to go on. What [`Engine::call`] does, for a host that only looks at
+    /// each answer (hashes it, say), with no allocation per answer.
     pub fn scan(
         &mut self,
         name: &str,
         args: &[Arg],
-        mut f: impl FnMut(&[Cell], usize) -> bool,
+        mut f: impl FnMut(&mut Scanned) -> bool,
     ) -> Result<(), QueryError> {
         debug_assert_eq!(args.iter().filter(|a| matches!(a, Arg::Out)).count(), 1, "one Out argument");
         self.start_call(name, args);
@@ -762,20 +793,14 @@ impl Engine {
         loop {
             match self.m.solve(retry) {
                 Ok(true) => {
-                    vars.clear();
                     let root = self.m.roots[0];
-                    match self.m.store.copy_out_scratch(root, &mut vars) {
-                        Ok(cells) => {
-                            if !f(cells, vars.len()) {
-                                return Ok(());
-                            }
-                        }
-                        Err(Cyclic) => {
-                            let e = self.m.cyclic_answer_error();
-                            return Err(self.query_error(e));
-                        }
+                    let mut answer = Scanned { store: &mut self.m.store, root, vars: &mut vars, cyclic: false };
+                    let go_on = f(&mut answer);
+                    if answer.cyclic {
+                        let e = self.m.cyclic_answer_error();
+                        return Err(self.query_error(e));
                     }
-                    if self.m.choices.is_empty() {
+                    if !go_on || self.m.choices.is_empty() {
                         return Ok(());
                     }
                     retry = true;

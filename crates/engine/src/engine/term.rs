@@ -90,6 +90,75 @@ pub fn hash_cells(cells: &[Cell]) -> u64 {
     h
 }
 
+/// A small ground term packed into four words, to be found in a table
+/// without being copied out of the engine: an atom or a small integer, or
+/// a compound of at most [`FlatKey::ARGS`] arguments each of which is one
+/// ([`Store::flat_key`] on the heap, [`FlatKey::of_cells`] on a template,
+/// alike for the same term). A move such as `m(1, 2, 1, 3)` is one; a
+/// term with a variable, a float, a string, a list or a nested compound
+/// is not. Two terms with keys are the same term exactly when their keys
+/// are equal. No key is all zeros (a table's empty slot may be).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FlatKey(pub [u64; 4]);
+
+impl FlatKey {
+    /// The most arguments of a compound with a key.
+    pub const ARGS: usize = 6;
+
+    /// The key of a term given dereferenced: its root, and a compound's
+    /// functor and arguments (`arg(i)`, from 0, dereferenced too).
+    #[inline]
+    fn of(root: Cell, functor: Option<(Atom, u32)>, arg: impl Fn(usize) -> Cell) -> Option<FlatKey> {
+        let Some((f, n)) = functor else {
+            return Some(FlatKey([u64::from(Self::pack(root)?), 0, 0, 0]));
+        };
+        if n as usize > Self::ARGS {
+            return None;
+        }
+        // The root's word has a bit of its own: no atom's or integer's.
+        let mut w = [1 << 63 | u64::from(n) << 32 | u64::from(f.0), 0, 0, 0];
+        for i in 0..n as usize {
+            w[1 + i / 2] |= u64::from(Self::pack(arg(i))?) << (32 * (i % 2));
+        }
+        Some(FlatKey(w))
+    }
+
+    /// An argument's 32 bits (never 0): 01 then an atom's number, or 10
+    /// then an integer in -2^29..2^29 offset to be positive.
+    #[inline]
+    fn pack(c: Cell) -> Option<u32> {
+        const HALF: i64 = 1 << 29;
+        match c {
+            Cell::Atom(a) if a.0 < 1 << 30 => Some(1 << 30 | a.0),
+            Cell::Int(i) if (-HALF..HALF).contains(&i) => Some(2 << 30 | (i + HALF) as u32),
+            _ => None,
+        }
+    }
+
+    /// The key of a template's term (cells laid out as `copy_out` lays
+    /// them: a compound's arguments right after its functor).
+    pub fn of_cells(cells: &[Cell]) -> Option<FlatKey> {
+        match *cells.first()? {
+            Cell::Str(p) => match cells.get(p) {
+                Some(&Cell::Fun(f, n)) if cells.len() > p + n as usize => {
+                    Self::of(cells[0], Some((f, n)), |i| cells[p + 1 + i])
+                }
+                _ => None,
+            },
+            c => Self::of(c, None, |_| c),
+        }
+    }
+
+    /// A 64-bit hash of the key.
+    #[inline]
+    pub fn hash64(&self) -> u64 {
+        let [a, b, c, d] = self.0;
+        let h = (a ^ b.rotate_left(21)).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (c ^ d.rotate_left(43));
+        let h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h ^ h >> 31
+    }
+}
+
 /// Constant arguments a probe compares (the first ones of a compound).
 const PROBE_KEYS: usize = 4;
 
@@ -741,6 +810,18 @@ impl Store {
                 true
             }
             _ => false,
+        }
+    }
+
+    /// The [`FlatKey`] of the term at `root`, read where it is.
+    #[inline]
+    pub fn flat_key(&self, root: Cell) -> Option<FlatKey> {
+        match self.deref(root) {
+            Cell::Str(p) => {
+                let Cell::Fun(f, n) = self.heap[p] else { unreachable!("Str points at Fun") };
+                FlatKey::of(Cell::Str(p), Some((f, n)), |i| self.deref(self.heap[p + 1 + i]))
+            }
+            c => FlatKey::of(c, None, |_| c),
         }
     }
 

@@ -18,7 +18,7 @@
 
 use super::{Game, GameError, Move, State};
 use crate::engine::host::hash_cells;
-use crate::engine::{Arg, Cell, Tmpl, Value};
+use crate::engine::{Arg, Cell, FlatKey, Scanned, Tmpl, Value};
 use std::collections::HashMap;
 
 /// The end of a chain of actions.
@@ -57,12 +57,22 @@ enum Kind {
 /// and its cells' buffer. perf put about a tenth of a Python ply in the
 /// lookups before and after alike: what they cost is mostly the cache
 /// the Python loop takes between two plies, 2026-12-07.)
+///
+/// A move that has a [`FlatKey`] (most do: `m(1, 2, 1, 3)`) is found by
+/// its key too, in a table of its own: a legal move the rules give is
+/// then looked up where it is in the engine, with no copy
+/// ([`ActionSpace::listed_action_of`]). Callgrind put the copy, the hash
+/// and the lookup of each legal move at about 480 instructions, a fifth
+/// of a Breakthrough step loop's ply outside the rules (2026-12-07).
 #[derive(Clone, Debug)]
 struct MoveTable {
     slots: Vec<Slot>,
     /// Each action's words: `words[starts[a]..starts[a + 1]]`.
     words: Vec<u64>,
     starts: Vec<u32>,
+    /// The moves with keys, by key, open addressing, at most half full
+    /// (an empty slot's key is all zeros, which no key is).
+    keyed: Vec<(FlatKey, u32)>,
 }
 
 /// A slot of [`MoveTable`]: a move's hash and its action (`NONE`: empty).
@@ -79,8 +89,12 @@ impl MoveTable {
     /// its second action).
     fn new(moves: &[Move]) -> Result<MoveTable, usize> {
         let size = (2 * moves.len()).next_power_of_two().max(8);
-        let mut t =
-            MoveTable { slots: vec![EMPTY; size], words: Vec::new(), starts: Vec::with_capacity(moves.len() + 1) };
+        let mut t = MoveTable {
+            slots: vec![EMPTY; size],
+            words: Vec::new(),
+            starts: Vec::with_capacity(moves.len() + 1),
+            keyed: vec![(FlatKey([0; 4]), NONE); size],
+        };
         t.starts.push(0);
         for (a, m) in moves.iter().enumerate() {
             let cells = &m.0.cells;
@@ -92,8 +106,32 @@ impl MoveTable {
             t.slots[found] = Slot { hash, action: a as u32 };
             t.words.extend(cells.iter().flat_map(|c| c.words()));
             t.starts.push(t.words.len() as u32);
+            if let Some(k) = FlatKey::of_cells(cells) {
+                let at = t.key_slot(&k);
+                t.keyed[at] = (k, a as u32);
+            }
         }
         Ok(t)
+    }
+
+    /// The slot of `keyed` that holds the move of key `k`, or the empty
+    /// slot where it would go.
+    #[inline]
+    fn key_slot(&self, k: &FlatKey) -> usize {
+        let mask = self.keyed.len() - 1;
+        let mut i = k.hash64() as usize & mask;
+        loop {
+            let (key, action) = &self.keyed[i];
+            if *action == NONE || key == k {
+                return i;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn find_key(&self, k: &FlatKey) -> Option<usize> {
+        let (_, action) = self.keyed[self.key_slot(k)];
+        (action != NONE).then_some(action as usize)
     }
 
     /// The slot that holds the move of `cells` (hashed `hash`), or the
@@ -152,6 +190,18 @@ impl ActionSpace {
 
     /// [`ActionSpace::listed_action`] of a ground move given as a
     /// template's cells.
+    /// The action of an answer of [`Engine::scan`] (a move the rules
+    /// gave, where it is in the engine); `None` if the space does not have
+    /// it, or it is not ground (or is cyclic).
+    pub(super) fn listed_action_of(&self, answer: &mut Scanned) -> Option<usize> {
+        let Kind::Listed { table, .. } = &self.kind else { return None };
+        match answer.key() {
+            // A move with a key has it in the table too, if the space has it.
+            Some(k) => table.find_key(&k),
+            None => answer.cells().filter(|&(_, nvars)| nvars == 0).and_then(|(cells, _)| table.find(cells)),
+        }
+    }
+
     pub(super) fn listed_action_of_cells(&self, cells: &[Cell]) -> Option<usize> {
         match &self.kind {
             Kind::Listed { table, .. } => table.find(cells),
@@ -236,10 +286,10 @@ impl Game {
         let mut out = Vec::new();
         // The first move the space lacks, or that is not ground.
         let mut stray: Option<Tmpl> = None;
-        let scanned = self.engine.scan("move", &[Arg::In(s.term()), Arg::Out], |cells, nvars| {
-            match space.listed_action_of_cells(cells).filter(|_| nvars == 0) {
+        let scanned = self.engine.scan("move", &[Arg::In(s.term()), Arg::Out], |answer| {
+            match space.listed_action_of(answer) {
                 Some(a) => out.push(a),
-                None => stray = Some(Tmpl { cells: cells.into(), nvars }),
+                None => stray = answer.cells().map(|(cells, nvars)| Tmpl { cells: cells.into(), nvars }),
             }
             stray.is_none()
         });
@@ -415,6 +465,7 @@ impl Game {
 mod tests {
     use super::*;
     use crate::engine::host::atom;
+    use crate::game::Outcome;
 
     /// `m(X, Y)` of two integers.
     fn flat(x: i64, y: i64) -> Move {
@@ -455,6 +506,66 @@ mod tests {
             assert_eq!(space.listed_action(m), Some(a));
         }
         assert_eq!(space.listed_action(&one(Cell::Flt(1.0))), None);
+    }
+
+    /// A game whose moves are of every shape: those with a key (flat
+    /// terms of atoms and small integers), found where the engine has
+    /// them, and those without (nested, float, list, large
+    /// integer, more arguments than a key holds), copied out and found by
+    /// their cells.
+    const SHAPES: &str = r#"
+        title(shapes).
+        players(_, [one, two]).
+        initial_state(_, s(0)).
+        to_move(_, one).
+        game_over(s(1), winner(one)).
+        move(s(0), M, s(1)) :- legal(M).
+        move(s(0), M) :- legal(M).
+        action_space(_, [m(1, 2), pass, 7, m(1, f(2)), m(1.5), big(1000000000000), [a, b],
+                         m(a, b, c, d, e, f, g), m(-536870912), m(536870912), m(a, 1, b, 2, c, 3),
+                         m(x, 2.5), m(2, 1), m(-536870913), f(pass)]).
+        legal(m(2, 1)). legal(m(1.5)). legal(m(a, 1, b, 2, c, 3)). legal(pass). legal(f(pass)).
+        legal(m(a, b, c, d, e, f, g)). legal(m(-536870912)). legal(7). legal(m(536870912)).
+        legal([a, b]). legal(big(1000000000000)). legal(m(1, f(2))). legal(m(x, 2.5)). legal(m(1, 2)).
+        legal(m(-536870913)).
+    "#;
+
+    fn shapes(extra: &str) -> (Game, ActionSpace, State) {
+        let src = format!("{SHAPES}{extra}");
+        let (mut game, _) = crate::loader::load_text(std::path::Path::new("shapes.rules"), &src).expect("loads");
+        let opts = game.options_term(&[]).expect("no options");
+        let space = game.action_space(&opts).expect("a space").expect("listed");
+        let s = game.initial_state(&opts, 0).expect("a start");
+        (game, space, s)
+    }
+
+    #[test]
+    fn legal_moves_of_every_shape_are_numbered_as_their_cells_say() {
+        let (mut game, space, s) = shapes("");
+        let moves = game.moves(&s).expect("moves");
+        assert_eq!(moves.len(), 15);
+        // Each legal move's action, by its cells copied out.
+        let by_cells: Vec<usize> = moves.iter().map(|m| space.listed_action(m).expect("in the space")).collect();
+        assert_eq!(by_cells, [12, 4, 10, 1, 14, 7, 8, 2, 9, 6, 5, 3, 11, 0, 13]);
+        // The same by the scan, keys read in place where moves have them.
+        assert_eq!(game.legal_actions(&space, &s).expect("actions"), by_cells);
+        // And by the step that lists the next position's actions (none
+        // here: the game is over after any move).
+        let next = game.after_action_listed(&s, None, &space, 0).expect("a step");
+        assert_eq!(next.status.outcome, Some(Outcome::Winner("one".into())));
+    }
+
+    #[test]
+    fn a_legal_move_the_space_lacks_is_named_with_a_key_or_without() {
+        for (extra, named) in [("legal(m(3, 3)).", "m(3,3)"), ("legal(m(1, f(3))).", "m(1,f(3))")] {
+            let (mut game, space, s) = shapes(extra);
+            let err = game.legal_actions(&space, &s).expect_err("a move without an action").to_string();
+            assert!(err.contains(named) && err.contains("has no integer action"), "{err}");
+        }
+        // A move that is not ground is no action either.
+        let (mut game, space, s) = shapes("legal(m(_, 1)).");
+        let err = game.legal_actions(&space, &s).expect_err("a move with a variable").to_string();
+        assert!(err.contains("not ground"), "{err}");
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use super::{ActionSpace, Game, GameError, Move, Outcome, State, Walk, value_text};
 use crate::engine::host::atom;
-use crate::engine::{Arg, Cell, Tmpl, Value};
+use crate::engine::{Arg, Cell, Scanned, Tmpl, Value};
 use crate::gdl::step::{self, Standing};
 
 /// A position after a move, and where it stands
@@ -165,18 +165,22 @@ impl Game {
         let scanned = self.engine.scan(
             "$after_scan",
             &[Arg::In(s.term()), Arg::In(&m.0), Arg::In(&chance), Arg::Out],
-            |cells, nvars| {
+            |answer| {
+                let copy =
+                    |answer: &mut Scanned| answer.cells().map(|(cells, nvars)| Tmpl { cells: cells.into(), nvars });
                 if next.is_none() {
-                    next = Some(Tmpl { cells: cells.into(), nvars });
+                    next = copy(answer);
+                    next.is_some()
                 } else if status.is_none() {
-                    status = Some(Tmpl { cells: cells.into(), nvars });
+                    status = copy(answer);
+                    status.is_some()
                 } else {
-                    match space.listed_action_of_cells(cells).filter(|_| nvars == 0) {
+                    match space.listed_action_of(answer) {
                         Some(a) => actions.push(a),
                         None => whole = false,
                     }
+                    whole
                 }
-                whole
             },
         );
         let (next, status) = (next.filter(|t| t.nvars == 0)?, status?);
