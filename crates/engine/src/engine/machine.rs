@@ -45,6 +45,10 @@ pub enum Alt {
     Member { x: Cell, at: usize },
     /// Successive integers for `between/3`.
     Between { var: Cell, next: i64, hi: i64 },
+    /// Register machine: the facts of a table (`Instr::Facts`) from `next`
+    /// on, for a call whose first argument was unbound (the arguments are
+    /// the saved registers).
+    Facts { t: std::rc::Rc<super::vm::Facts>, next: u32 },
     /// Alternative sets of unifications (for nondeterministic builtins).
     Unify { alts: Rc<Vec<Vec<(Cell, Cell)>>>, next: usize },
     /// Clauses for `clause/2` and `retract/1`.

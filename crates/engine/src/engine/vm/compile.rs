@@ -12,6 +12,7 @@ use crate::engine::atoms::{Atom, atom};
 use crate::engine::db::{Db, Entry};
 use crate::engine::machine::Control;
 use crate::engine::term::{Cell, subtree_ends};
+use std::rc::Rc;
 
 /// Control constructs nested deeper than this are called, not inlined.
 const MAX_INLINE_DEPTH: usize = 200;
@@ -125,7 +126,7 @@ fn fact_table(db: &Db, i: usize) -> Option<super::Facts> {
         keys.push(row[0]);
         rest.extend_from_slice(&row[1..]);
     }
-    Some(super::Facts { keys: keys.into(), rest: rest.into(), arity: n as u32, done: 0 })
+    Some(super::Facts { keys: keys.into(), rest: rest.into(), arity: n as u32, done: 0, fresh: false })
 }
 
 fn is_inline_control(k: Kind) -> bool {
@@ -987,9 +988,8 @@ impl Cg<'_> {
                 }
             }
             Kind::User => {
-                // A first argument met here first is unbound: the call is
-                // made (a lookup would only fall back to it, and what
-                // follows would run interpreted).
+                // A first argument met here first is unbound (a table of
+                // facts is then tried fact by fact).
                 let fresh = args.first().is_some_and(|&a| matches!(self.cells[a], Cell::Ref(k) if !self.seen[k]));
                 for (i, &a) in args.iter().enumerate() {
                     self.put_arg(a, i as u32);
@@ -999,13 +999,12 @@ impl Cg<'_> {
                     Some(Entry::User(i)) => i as u32,
                     _ => NO_PRED,
                 };
-                let facts =
-                    if self.lookups && !fresh && pred != NO_PRED { fact_table(self.db, pred as usize) } else { None };
+                let facts = if self.lookups && pred != NO_PRED { fact_table(self.db, pred as usize) } else { None };
                 let looked_up = facts.is_some();
                 if let Some(t) = facts {
                     // Past the call; where it is the last, to the exit.
                     self.looked_up.push(pred as usize);
-                    self.emit(Instr::Facts(Box::new(super::Facts { done: 2, ..t })));
+                    self.emit(Instr::Facts(Rc::new(super::Facts { done: 2, fresh, ..t })));
                 }
                 if last {
                     self.emit(if self.env { Instr::DeallocExecute(pred, f, n) } else { Instr::Execute(pred, f, n) });

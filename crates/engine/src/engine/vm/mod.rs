@@ -413,7 +413,7 @@ pub enum Instr {
     Warm(Box<Warm>),
     /// A call of a small table of facts (see `Facts`), in place of its
     /// call instruction, which follows it.
-    Facts(Box<Facts>),
+    Facts(Rc<Facts>),
     /// One inference step counted: where a call of a predicate was
     /// unfolded into the clause (see `unfold`), the step the call counted.
     Step,
@@ -426,12 +426,16 @@ pub enum Instr {
 
 /// A call of a predicate that is a small table of facts, looked up in
 /// place (the compiler emits it after the call's arguments are put, before
-/// the call itself; see `unfold`): with the first argument (`X0`) an atom
-/// or an integer, the one fact whose first argument it is has its other
-/// arguments unified with `X1...`, one step counted, and the code goes on
-/// at `done` (past the call); with no such fact, or an argument that does
-/// not unify, one step counted and it fails; with `X0` unbound the call
-/// is made (the next instruction).
+/// the call itself; see `unfold`), one step counted: with the first
+/// argument (`X0`) an atom or an integer, the one fact whose first
+/// argument it is has its other arguments unified with `X1...`, and the
+/// code goes on at `done` (past the call); with no such fact, or an
+/// argument that does not unify, it fails. With `X0` unbound (a variable
+/// met first in the call: `step(DX)`), the facts are tried one after
+/// another as the call's clauses would be, with a choice point
+/// (`Alt::Facts`, registers `X0..arity` saved) that resumes at `done`
+/// with the next fact. (No fact has a compound first argument: with one,
+/// it fails.)
 #[derive(Debug)]
 pub struct Facts {
     /// The facts' first arguments.
@@ -440,6 +444,9 @@ pub struct Facts {
     pub rest: Box<[Cell]>,
     pub arity: u32,
     pub done: u32,
+    /// Whether the call's first argument is a variable met first there
+    /// (unbound: the facts are tried one after another).
+    pub fresh: bool,
 }
 
 /// See `Instr::Guard`.
@@ -745,6 +752,9 @@ pub struct Vm {
     /// leaves the interpreter's `s` and `wr` (see `native`).
     pub s: usize,
     pub wr: bool,
+    /// The `Native` instruction of the run being run (its function finds
+    /// the instructions of its code from there: see `native::facts_first`).
+    pub run_at: Cont,
 }
 
 /// One node of a meta-called goal's shape, in prefix order: a control
@@ -790,6 +800,7 @@ impl Default for Vm {
             },
             s: 0,
             wr: false,
+            run_at: start,
         }
     }
 }

@@ -23,15 +23,48 @@ use crate::engine::stack;
 use crate::engine::term::Cell;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64};
-use cranelift_codegen::ir::{AbiParam, Block, InstBuilder, MemFlagsData, UserFuncName, Value};
+use cranelift_codegen::ir::{AbiParam, Block, InstBuilder, MemFlagsData, Signature, UserFuncName, Value};
+use cranelift_codegen::isa::CallConv;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
 use std::cmp::Ordering;
+use std::rc::Rc;
 
 /// The run's function returns it to backtrack.
 pub const BACKTRACK: i64 = -1;
+
+/// `Instr::Facts` with its first argument unbound, from native code: the
+/// choice point and the first fact that unifies
+/// (`Machine::facts_first`), the choice point resuming at instruction `to`
+/// of the run being run (counted from its first, `Vm::run_at`). 1 if a
+/// fact unified, else 0.
+///
+/// # Safety
+/// Called by the native code of a run, with its machine and a table of
+/// its code's (alive as long as the code).
+unsafe extern "C" fn facts_first(m: *mut Machine, t: *const Facts, to: i64) -> i64 {
+    // SAFETY: as the caller promises; the table's `Rc` is the code's,
+    // borrowed (not dropped) here.
+    let (m, t) = unsafe { (&mut *m, std::mem::ManuallyDrop::new(Rc::from_raw(t))) };
+    // SAFETY: `to` is an instruction of the run's code (the table's
+    // `done`, a jump inside it).
+    let cont = unsafe { m.vm.run_at.add(to as usize) };
+    i64::from(m.facts_first(&t, cont))
+}
+
+/// A failure in a run that starts where a call of table `t` goes on
+/// (`Machine::facts_again`): 1 where that call's choice point was resumed
+/// and a fact unified (the run starts again), else 0 (to backtrack).
+///
+/// # Safety
+/// Called by the native code of a run, with its machine.
+unsafe extern "C" fn facts_again(m: *mut Machine, t: *const Facts) -> i64 {
+    // SAFETY: as the caller promises.
+    let m = unsafe { &mut *m };
+    i64::from(m.facts_again(t))
+}
 
 // The cell layout the native code reads and writes (`Cell` is
 // `repr(u32)`: a 32-bit tag, then the fields of its variant laid out as a
@@ -107,7 +140,7 @@ fn needs(ins: &Instr) -> (u32, u32) {
             (0, 1)
         }
         Instr::Arith2(t) if matches!(t.op, Arith2Op::Is(_, _, false)) => (0, 1),
-        Instr::Facts(t) => (0, t.arity - 1),
+        Instr::Facts(t) => (0, t.arity),
         Instr::IsChain(t) if !t.new => (0, 1),
         _ => (0, 0),
     }
@@ -297,11 +330,21 @@ impl Native {
         // past its general builtin call, where the call would go on too:
         // the run goes on there.
         let mut target = vec![false; n + 1];
+        // Where a call of a table of facts goes on, whose choice point
+        // resumes there: a run starts there, which resumes it natively.
+        let mut resumes: Vec<Option<*const Facts>> = vec![None; n + 1];
         for (i, ins) in code.iter().enumerate() {
             for off in jumps(ins) {
                 if off > 0 {
                     target[(i + off as usize).min(n)] = true;
                 }
+            }
+            if let Instr::Facts(t) = ins
+                && t.fresh
+            {
+                let to = (i + t.done as usize).min(n);
+                target[to] = true;
+                resumes[to] = Some(Rc::as_ptr(t));
             }
         }
         let mut made = Vec::new();
@@ -329,12 +372,15 @@ impl Native {
                 e += fast_path(&code[e]).map_or(1, |(done, _)| done as usize);
             }
             let e = e.min(n);
-            // A run that goes round itself saves a call a round.
-            let me = me.filter(|l| i == 0 && e + 1 == n && matches!(code[e], Instr::Execute(p, ..) if p == l.pred));
+            // A run that goes round itself saves a call a round (one
+            // that may push a choice point does not go round).
+            let pushes = natives.iter().any(|&k| matches!(code[i + k], Instr::Facts(_)));
+            let me = me
+                .filter(|l| i == 0 && e + 1 == n && !pushes && matches!(code[e], Instr::Execute(p, ..) if p == l.pred));
             let saved =
                 natives.iter().map(|&k| worth(&code[i + k])).sum::<u32>() + if me.is_some() { WORTH } else { 0 };
             if saved >= WORTH
-                && let Some(id) = self.compile(&code[i..e], &natives, heap, trail, me)
+                && let Some(id) = self.compile(&code[i..e], &natives, heap, trail, me, resumes[i])
             {
                 let groups = natives.iter().any(|&k| opens(&code[i + k]));
                 made.push((i, e, id, natives.len(), heap, trail, groups));
@@ -361,7 +407,15 @@ impl Native {
 
     /// Defines the function of a run (`None` if Cranelift refuses it),
     /// made ready by the module's next `finalize_definitions`.
-    fn compile(&mut self, run: &[Instr], natives: &[usize], heap: u32, trail: u32, me: Option<Loop>) -> Option<FuncId> {
+    fn compile(
+        &mut self,
+        run: &[Instr],
+        natives: &[usize],
+        heap: u32,
+        trail: u32,
+        me: Option<Loop>,
+        resume: Option<*const Facts>,
+    ) -> Option<FuncId> {
         let ptr = self.module.target_config().pointer_type();
         let mut sig = self.module.make_signature();
         sig.params.extend([AbiParam::new(ptr); 4]);
@@ -373,7 +427,8 @@ impl Native {
         self.ctx.func.name = UserFuncName::user(0, id.as_u32());
         {
             let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
-            let mut g = Gen::new(&mut b, run, natives, me);
+            let conv = self.module.target_config().default_call_conv;
+            let mut g = Gen::new(&mut b, run, natives, Ends { me, resume, conv });
             g.room(heap, trail);
             g.body();
             b.seal_all_blocks();
@@ -472,6 +527,23 @@ struct Gen<'a, 'b> {
     me: Option<Loop>,
     again: Option<Block>,
     head: Option<Block>,
+    /// Where the run starts where a call of a table of facts goes on:
+    /// the table, the block before the room check, and the block that
+    /// resumes the call's choice point on a failure (see `facts_again`).
+    resume: Option<*const Facts>,
+    top: Option<Block>,
+    retry: Option<Block>,
+    /// The calling convention of the helpers the code calls.
+    conv: CallConv,
+}
+
+/// How a run may start again (`Gen::new`): by going round itself, or by
+/// resuming the choice point of the call of a table of facts before it;
+/// and the calling convention of the helpers it calls.
+struct Ends {
+    me: Option<Loop>,
+    resume: Option<*const Facts>,
+    conv: CallConv,
 }
 
 /// The head of a list cell `Gen::get_list2` takes apart: into a new
@@ -496,7 +568,8 @@ struct Known {
 const MEM: MemFlagsData = MemFlagsData::trusted();
 
 impl<'a, 'b> Gen<'a, 'b> {
-    fn new(b: &'a mut FunctionBuilder<'b>, run: &'a [Instr], natives: &'a [usize], me: Option<Loop>) -> Self {
+    fn new(b: &'a mut FunctionBuilder<'b>, run: &'a [Instr], natives: &'a [usize], ends: Ends) -> Self {
+        let Ends { me, resume, conv } = ends;
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -564,6 +637,10 @@ impl<'a, 'b> Gen<'a, 'b> {
             me,
             again: None,
             head: None,
+            resume,
+            top: None,
+            retry: None,
+            conv,
         }
     }
 
@@ -594,6 +671,12 @@ impl<'a, 'b> Gen<'a, 'b> {
             self.known.push(Known { code: 0, lo, hi, int: false });
             self.head = Some(head);
         }
+        if self.resume.is_some() {
+            let top = self.b.create_block();
+            self.b.ins().jump(top, &[]);
+            self.b.switch_to_block(top);
+            self.top = Some(top);
+        }
         let mut fits = None;
         for (need, off) in [
             (heap, std::mem::offset_of!(Machine, store.heap) as i32),
@@ -615,7 +698,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             None => {
                 self.b.ins().jump(first, &[]);
             }
-            Some(ok) if self.me.is_some() => {
+            Some(ok) if self.me.is_some() || self.resume.is_some() => {
                 let grow = self.leaving(GROW);
                 self.b.ins().brif(ok, first, &[], grow, &[]);
             }
@@ -640,6 +723,15 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
         if let Some(again) = self.again {
             self.round(again);
+        }
+        if let (Some(retry), Some(t)) = (self.retry, self.resume) {
+            // A failure: the call's choice point resumed, and the run
+            // again from the start (the steps it took kept), or back.
+            self.b.switch_to_block(retry);
+            let t = self.b.ins().iconst(I64, t as i64);
+            let again = self.helper(facts_again as *const u8, &[self.m, t]);
+            let (top, back) = (self.top.expect("made by `room`"), self.exit(BACKTRACK));
+            self.b.ins().brif(again, top, &[], back, &[]);
         }
         // Each way out names where the interpreter goes on, and all of
         // them share one way back to it (the code stays small: the runs
@@ -752,6 +844,21 @@ impl<'a, 'b> Gen<'a, 'b> {
         let s = self.b.ins().iadd_imm_s(s, 1);
         self.b.def_var(self.steps, s);
         self.go(from, from + done as usize);
+    }
+
+    /// Calls the helper at `f` (a function of the Rust code, with the C
+    /// calling convention, each argument and the result an `i64`): its
+    /// result. The helper may change the machine (as the interpreter
+    /// would); the run reads it again after (it keeps nothing of it but
+    /// its own steps).
+    fn helper(&mut self, f: *const u8, args: &[Value]) -> Value {
+        let mut sig = Signature::new(self.conv);
+        sig.params.extend(args.iter().map(|_| AbiParam::new(I64)));
+        sig.returns.push(AbiParam::new(I64));
+        let sig = self.b.import_signature(sig);
+        let callee = self.b.ins().iconst(I64, f as i64);
+        let call = self.b.ins().call_indirect(sig, callee, args);
+        self.b.inst_results(call)[0]
     }
 
     /// The address of an X register.
@@ -869,8 +976,18 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(ok);
     }
 
-    /// The block that returns `to` to the interpreter (one for each `to`).
+    /// The block that returns `to` to the interpreter (one for each
+    /// `to`); to backtrack in a run that resumes a choice point, the block
+    /// that tries that first.
     fn leaving(&mut self, to: i64) -> Block {
+        if to == BACKTRACK && self.resume.is_some() {
+            return *self.retry.get_or_insert_with(|| self.b.create_block());
+        }
+        self.exit(to)
+    }
+
+    /// The block that returns `to` to the interpreter.
+    fn exit(&mut self, to: i64) -> Block {
         if let Some(&(blk, _)) = self.exits.iter().find(|e| e.1 == to) {
             return blk;
         }
@@ -1456,17 +1573,30 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// one that matches has its other arguments unified with `X1...`
     /// (bound or compared, one after the other); on to `done`, or
     /// backtracking where none matches.
-    fn facts(&mut self, k: usize, t: &Facts) {
-        let (general, back) = (self.leaving(k as i64 + 1), self.leaving(BACKTRACK));
+    fn facts(&mut self, k: usize, t: &Rc<Facts>) {
+        let back = self.leaving(BACKTRACK);
         let (lo, hi) = self.deref_reg(0);
         let tag = self.tag(lo);
-        let bound = self.b.create_block();
-        let unbound = self.b.ins().icmp_imm_s(IntCC::Equal, tag, REF);
-        self.b.ins().brif(unbound, general, &[], bound, &[]);
-        self.b.switch_to_block(bound);
+        let (bound, first) = (self.b.create_block(), self.b.create_block());
         let s = self.b.use_var(self.steps);
         let s = self.b.ins().iadd_imm_s(s, 1);
         self.b.def_var(self.steps, s);
+        let unbound = self.b.ins().icmp_imm_s(IntCC::Equal, tag, REF);
+        self.b.ins().brif(unbound, first, &[], bound, &[]);
+        // Unbound: the facts one after another, from a choice point
+        // (`Machine::facts_first`) that resumes where the call goes on.
+        self.b.switch_to_block(first);
+        let known = self.known.clone();
+        let tp = self.b.ins().iconst(I64, Rc::as_ptr(t) as i64);
+        let to = self.b.ins().iconst(I64, (k + t.done as usize) as i64);
+        let unified = self.helper(facts_first as *const u8, &[self.m, tp, to]);
+        let on = self.b.create_block();
+        self.b.ins().brif(unified, on, &[], back, &[]);
+        self.b.switch_to_block(on);
+        self.unsettle();
+        self.go(k, k + t.done as usize);
+        self.known = known;
+        self.b.switch_to_block(bound);
         let matched = self.b.create_block();
         let known = self.known.clone();
         let n = t.arity as usize - 1;

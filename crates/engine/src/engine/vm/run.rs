@@ -423,6 +423,7 @@ impl Machine {
                         if run.groups {
                             (self.vm.s, self.vm.wr) = (s, wr);
                         }
+                        self.vm.run_at = at;
                         let to = unsafe { (run.f)(x, y, heap, self) };
                         if to < 0 {
                             if to == super::GROW {
@@ -444,7 +445,7 @@ impl Machine {
                         // own code (a jump it spans, or one past it).
                         ip = unsafe { at.add(to as usize) };
                     }
-                    Instr::Facts(ref t) => fast!(self.facts(t), t.done, 0, at),
+                    Instr::Facts(ref t) => fast!(self.facts(t, at), t.done, 0, at),
                     Instr::Step => self.steps += 1,
                     Instr::Guard(ref g) => {
                         if g.epoch != self.db.inline_epoch.get() {
@@ -794,24 +795,76 @@ impl Machine {
         }
     }
 
-    /// A call of a table of facts looked up (see `Facts`): `None` to make
-    /// the call, else whether a fact matched (the step of a success is
-    /// counted by the caller, as a fast path's is).
+    /// A call of a table of facts (see `Facts`, the instruction at `at`):
+    /// whether a fact matched (the step of a success is counted by the
+    /// caller, as a fast path's is).
     #[inline]
-    fn facts(&mut self, t: &super::Facts) -> Option<bool> {
-        let a = self.store.deref(self.vm.x[0]);
-        if let Cell::Ref(_) = a {
-            return None;
-        }
-        let n = t.arity as usize - 1;
-        let found = t.keys.iter().position(|&k| k == a).is_some_and(|r| {
-            let rest = &t.rest[r * n..r * n + n];
-            rest.iter().enumerate().all(|(j, &c)| self.store.unify_const(self.vm.x[j + 1], c))
-        });
+    fn facts(&mut self, t: &Rc<super::Facts>, at: Cont) -> Option<bool> {
+        let found = match self.store.deref(self.vm.x[0]) {
+            Cell::Ref(_) => {
+                // SAFETY: the compiler made `done` a forward jump inside
+                // this code.
+                let cont = unsafe { at.add(t.done as usize) };
+                self.facts_first(t, cont)
+            }
+            a => {
+                let n = t.arity as usize - 1;
+                t.keys.iter().position(|&k| k == a).is_some_and(|r| {
+                    let rest = &t.rest[r * n..r * n + n];
+                    rest.iter().enumerate().all(|(j, &c)| self.store.unify_const(self.vm.x[j + 1], c))
+                })
+            }
+        };
         if !found {
             self.steps += 1;
         }
         Some(found)
+    }
+
+    /// A call of a table of facts whose first argument is unbound: a
+    /// choice point that resumes at `cont` with the next fact, then the
+    /// first fact that unifies. Whether one did.
+    pub(crate) fn facts_first(&mut self, t: &Rc<super::Facts>, cont: Cont) -> bool {
+        self.vm_push_choice(Alt::Facts { t: t.clone(), next: 0 }, cont, t.arity);
+        self.facts_from(t, self.choices.len() - 1, 0)
+    }
+
+    /// Tries the facts of `t` from `from` on, as a call's clauses (the
+    /// choice point `idx`, an `Alt::Facts`, on top, its registers in
+    /// place): the choice point goes on to the next fact, or is dropped
+    /// before the last is tried. Whether one unified.
+    fn facts_from(&mut self, t: &super::Facts, idx: usize, from: usize) -> bool {
+        let (rows, n) = (t.keys.len(), t.arity as usize - 1);
+        if n == 0 {
+            // One argument, unbound (as the choice point was made): the
+            // fact's unifies.
+            if from + 1 == rows {
+                self.pop_choice();
+            } else if let Alt::Facts { next, .. } = &mut self.choices[idx].alt {
+                *next = from as u32 + 1;
+            }
+            return self.store.unify_const(self.vm.x[0], t.keys[from]);
+        }
+        for r in from..rows {
+            let last = r + 1 == rows;
+            if last {
+                self.pop_choice();
+            } else if let Alt::Facts { next, .. } = &mut self.choices[idx].alt {
+                *next = r as u32 + 1;
+            }
+            let var = self.vm.x[0];
+            let rest = &t.rest[r * n..r * n + n];
+            if self.store.unify_const(var, t.keys[r])
+                && rest.iter().enumerate().all(|(j, &c)| self.store.unify_const(self.vm.x[j + 1], c))
+            {
+                return true;
+            }
+            if !last {
+                let mark = self.choices[idx].trail;
+                self.store.undo_to(mark);
+            }
+        }
+        false
     }
 
     /// Runs the fast path of `arg/3`: `Some(success)`, or `None` to fall
@@ -1536,19 +1589,9 @@ impl Machine {
     /// when there is none left.
     fn vm_backtrack(&mut self) -> Go {
         loop {
-            let Some(top) = self.choices.last() else {
+            let Some(idx) = self.restore_top() else {
                 return Ok(None);
             };
-            self.store.undo_to(top.trail);
-            self.store.heap.truncate(top.heap);
-            let s = &top.vm;
-            self.vm.e = s.e;
-            self.vm.ybase = self.vm.envs[s.e as usize].ys;
-            self.vm.cp = s.cp;
-            self.vm.b0 = s.b0;
-            let (r, n) = (s.regs as usize, s.nregs as usize);
-            restore_regs(&mut self.vm.x, &self.vm.saved[r..r + n]);
-            let idx = self.choices.len() - 1;
             // Where a resumed builtin or branch continues (not needed to
             // retry a clause, the common case).
             let cont = |m: &Machine| m.choices[idx].vm.cont;
@@ -1635,6 +1678,13 @@ impl Machine {
                         return Ok(Some(c));
                     }
                 }
+                Alt::Facts { t, next } => {
+                    let (t, from) = (t.clone(), *next as usize);
+                    let c = cont(self);
+                    if self.facts_from(&t, idx, from) {
+                        return Ok(Some(c));
+                    }
+                }
                 Alt::Unify { alts, next } => {
                     let (alts, i) = (alts.clone(), *next);
                     let last = i + 1 >= alts.len();
@@ -1657,6 +1707,40 @@ impl Machine {
                 }
             }
         }
+    }
+
+    /// Restores what the newest choice point saved (the trail undone, the
+    /// heap cut back, the frame, continuation, cut barrier and registers):
+    /// its index, or `None` when there is none.
+    #[inline(always)]
+    fn restore_top(&mut self) -> Option<usize> {
+        let top = self.choices.last()?;
+        self.store.undo_to(top.trail);
+        self.store.heap.truncate(top.heap);
+        let s = &top.vm;
+        self.vm.e = s.e;
+        self.vm.ybase = self.vm.envs[s.e as usize].ys;
+        self.vm.cp = s.cp;
+        self.vm.b0 = s.b0;
+        let (r, n) = (s.regs as usize, s.nregs as usize);
+        restore_regs(&mut self.vm.x, &self.vm.saved[r..r + n]);
+        Some(self.choices.len() - 1)
+    }
+
+    /// A failure in native code that goes on where a call of the table
+    /// of facts `t` goes on (see `native::facts_again`): where the newest
+    /// choice point is that call's (`Alt::Facts` of `t`, made in the
+    /// current frame), it is resumed as backtracking would resume it, and
+    /// true if a fact unified; false to backtrack.
+    pub(crate) fn facts_again(&mut self, t: *const super::Facts) -> bool {
+        let Some(top) = self.choices.last() else { return false };
+        let Alt::Facts { t: ref mine, next } = top.alt else { return false };
+        if !std::ptr::eq(Rc::as_ptr(mine), t) || top.vm.e != self.vm.e {
+            return false;
+        }
+        let mine = mine.clone();
+        let idx = self.restore_top().expect("a choice point");
+        self.facts_from(&mine, idx, next as usize)
     }
 
     /// Handles an exception: unwinds to the newest active `catch/3` whose

@@ -388,6 +388,24 @@ mod tests {
         f7(X) :- col(C, N, X), N > 1, atom(C).
         num(1, one).
         num(2, two).
+        g1(C, N) :- col(C, N, _), N >= 2.
+        g2(P) :- col(C, _, L), num(N, W), P = C-L-N-W.
+        g3(C) :- col(C, N, _), !, N > 0.
+        g4(X) :- pair(X, X).
+        g5(L) :- col(C, N, L), N > 1, atom_length(C, K), K > 4.
+        g6(L) :- findall(C-N, col(C, N, _), L).
+        g7(C) :- col(C, _, x).
+        g8(X) :- col(_, N, _), X is 6 // (N - 2).
+        g9(C, N) :- ( col(C, N, _), N > 1 -> true ; C = none ).
+        rr(0, []) :- !.
+        rr(N, [C|T]) :- col(C, _, _), N1 is N - 1, rr(N1, T).
+        rs(0, []) :- !.
+        rs(N, [D|T]) :- col(C, K, _), K =< N, N1 is N - 1, D = C, rs(N1, T).
+        e1(C) :- col(C, N, _), N > 1.
+        q2(A, B) :- e1(A), e1(B).
+        pair(a, a).
+        pair(b, c).
+        pair(d, d).
     ";
 
     #[test]
@@ -426,8 +444,9 @@ mod tests {
             let c = code(&mut on, p, 3);
             assert!(c.contains("Guard, ") && c.contains("Facts("), "{p}: {c}");
         }
-        // A first argument met first there is unbound: the call is made.
-        assert!(!code(&mut on, "f7", 1).contains("Facts("), "{}", code(&mut on, "f7", 1));
+        // A first argument met first there is unbound: the facts are
+        // tried one after another.
+        assert!(code(&mut on, "f7", 1).contains("fresh: true"), "{}", code(&mut on, "f7", 1));
         let queries = [
             "f1(red, N, L)",
             "f1(blue, 3, b)",
@@ -446,6 +465,26 @@ mod tests {
             "f6(I, W)",
             "f7(X)",
             "X = red, f1(X, N, L), f1(green, M, _)",
+            "g1(C, N)",
+            "g1(blue, N)",
+            "g2(P)",
+            "g3(C)",
+            "g4(X)",
+            "g5(L)",
+            "g6(L)",
+            "g7(C)",
+            "g8(X)",
+            "g9(C, N)",
+            "g1(C, N), !",
+            "findall(X, (g2(X), X = _-_-2-_), L)",
+            // Choice points of one clause's calls in two activations: a
+            // failure resumes the newest, whichever clause made it.
+            "rr(2, L)",
+            "rr(3, L), L = [blue|_]",
+            "rs(2, L)",
+            "rs(3, L)",
+            "q2(A, B)",
+            "q2(A, B), A \\== B",
         ];
         // The same answers, in as many inferences, interpreted and native.
         for q in queries {
@@ -494,5 +533,11 @@ mod tests {
         assert!(code(&mut e, "r", 2).contains("Facts("));
         e.load("four", "t(a, 3).");
         assert_eq!(answers(&mut e, "r(a, Y)").0, ["1", "3"]);
+        // A table of facts tried fact by fact, then given another fact.
+        assert!(!e.load("five", "v(X) :- k(Y, N), N > 1, X = Y.\nk(a, 1).\nk(b, 2).").has_errors());
+        assert_eq!(answers(&mut e, "v(X)").0, ["b"]);
+        assert!(code(&mut e, "v", 1).contains("fresh: true"));
+        e.load("six", "k(c, 3).");
+        assert_eq!(answers(&mut e, "v(X)").0, ["b", "c"]);
     }
 }
