@@ -1732,6 +1732,7 @@ impl Machine {
     /// choice point is that call's (`Alt::Facts` of `t`, made in the
     /// current frame), it is resumed as backtracking would resume it, and
     /// true if a fact unified; false to backtrack.
+    #[cfg_attr(not(feature = "native"), allow(dead_code))]
     pub(crate) fn facts_again(&mut self, t: *const super::Facts) -> bool {
         let Some(top) = self.choices.last() else { return false };
         let Alt::Facts { t: ref mine, next } = top.alt else { return false };
