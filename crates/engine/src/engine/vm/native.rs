@@ -181,6 +181,7 @@ fn translatable(ins: &Instr) -> bool {
         | Instr::UnifyValY(_)
         | Instr::UnifyVoid
         | Instr::Step
+        | Instr::Jump(_)
         | Instr::Facts(_) => true,
         Instr::UnifyConst(c) => constant(c),
         Instr::PutConst(c, _) | Instr::GetConst(c, _) => constant(c),
@@ -329,22 +330,26 @@ impl Native {
         // a run would skip its native code). A fast path's success lands
         // past its general builtin call, where the call would go on too:
         // the run goes on there.
-        let mut target = vec![false; n + 1];
+        // The first instruction that jumps there, for each place jumped
+        // to (`n`: none). A run goes on over a place jumped to from
+        // inside it only (an if-then-else's branches, decided by a test
+        // in the run): the interpreter, where it runs such a jump, lands
+        // in the run's instructions and runs them as they are.
+        let mut target = vec![n; n + 1];
         // Where a call of a table of facts goes on, whose choice point
         // resumes there: a run starts there, which resumes it natively.
         let mut resumes: Vec<Option<*const Facts>> = vec![None; n + 1];
         for (i, ins) in code.iter().enumerate() {
             for off in jumps(ins) {
                 if off > 0 {
-                    target[(i + off as usize).min(n)] = true;
+                    let to = (i + off as usize).min(n);
+                    target[to] = target[to].min(i);
                 }
             }
             if let Instr::Facts(t) = ins
                 && t.fresh
             {
-                let to = (i + t.done as usize).min(n);
-                target[to] = true;
-                resumes[to] = Some(Rc::as_ptr(t));
+                resumes[(i + t.done as usize).min(n)] = Some(Rc::as_ptr(t));
             }
         }
         let mut made = Vec::new();
@@ -363,7 +368,11 @@ impl Native {
             let (mut heap, mut trail) = (0u32, 0u32);
             let mut open = false;
             let mut e = i;
-            while e < n && translatable(&code[e]) && (e == i || !target[e]) && (open || !is_unify(&code[e])) {
+            while e < n
+                && translatable(&code[e])
+                && (e == i || (target[e] >= i && resumes[e].is_none()))
+                && (open || !is_unify(&code[e]))
+            {
                 open = opens(&code[e]) || (open && is_unify(&code[e]));
                 natives.push(e - i);
                 let (h, t) = needs(&code[e]);
@@ -608,7 +617,16 @@ impl<'a, 'b> Gen<'a, 'b> {
         // the one before it is a join.
         let mut joins = vec![false; run.len()];
         for (i, &j) in natives.iter().enumerate() {
-            let (on, fail) = fast_path(&run[j]).unwrap_or((1, 0));
+            let (on, fail) = match run[j] {
+                // What follows a jump is reached from elsewhere.
+                Instr::Jump(n) => {
+                    if let Some(after) = joins.get_mut(j + 1) {
+                        *after = true;
+                    }
+                    (n, 0)
+                }
+                ref ins => fast_path(ins).unwrap_or((1, 0)),
+            };
             let next = natives.get(i + 1).copied();
             for to in [j + on as usize, j + fail as usize] {
                 if to != j && Some(to) != next && to < run.len() {
@@ -1172,6 +1190,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             Instr::Test(ref t) => return self.test(k, t),
             Instr::Arg(ref a) => return self.arg(k, a),
             Instr::Facts(ref t) => return self.facts(k, t),
+            Instr::Jump(n) => return self.go(k, k + n as usize),
             _ => unreachable!("only translatable instructions are compiled"),
         }
         self.go(k, k + 1);
