@@ -1000,22 +1000,19 @@ impl Cg<'_> {
                     _ => NO_PRED,
                 };
                 let facts = if self.lookups && pred != NO_PRED { fact_table(self.db, pred as usize) } else { None };
-                let looked_up = facts.is_some();
                 if let Some(t) = facts {
-                    // Past the call; where it is the last, to the exit.
+                    // The table in place of the call: on past it, and
+                    // where it is the last, to the exit.
                     self.looked_up.push(pred as usize);
-                    self.emit(Instr::Facts(Rc::new(super::Facts { done: 2, fresh, ..t })));
-                }
-                if last {
-                    self.emit(if self.env { Instr::DeallocExecute(pred, f, n) } else { Instr::Execute(pred, f, n) });
-                } else {
-                    self.emit(Instr::Call(pred, f, n));
-                }
-                if looked_up {
+                    self.emit(Instr::Facts(Rc::new(super::Facts { done: 1, fresh, ..t })));
                     self.label_here();
                     if last {
                         self.exit();
                     }
+                } else if last {
+                    self.emit(if self.env { Instr::DeallocExecute(pred, f, n) } else { Instr::Execute(pred, f, n) });
+                } else {
+                    self.emit(Instr::Call(pred, f, n));
                 }
             }
         }

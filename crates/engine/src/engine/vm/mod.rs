@@ -411,8 +411,8 @@ pub enum Instr {
     /// The first instruction of a clause's code made without native runs
     /// (see `Warm`): counts the clause's calls until it is hot.
     Warm(Box<Warm>),
-    /// A call of a small table of facts (see `Facts`), in place of its
-    /// call instruction, which follows it.
+    /// A call of a small table of facts (see `Facts`), in place of the
+    /// call instruction.
     Facts(Rc<Facts>),
     /// One inference step counted: where a call of a predicate was
     /// unfolded into the clause (see `unfold`), the step the call counted.
@@ -425,11 +425,11 @@ pub enum Instr {
 }
 
 /// A call of a predicate that is a small table of facts, looked up in
-/// place (the compiler emits it after the call's arguments are put, before
-/// the call itself; see `unfold`), one step counted: with the first
+/// place (the compiler emits it after the call's arguments are put, in
+/// place of the call; see `unfold`), one step counted: with the first
 /// argument (`X0`) an atom or an integer, the one fact whose first
 /// argument it is has its other arguments unified with `X1...`, and the
-/// code goes on at `done` (past the call); with no such fact, or an
+/// code goes on at `done` (the next instruction); with no such fact, or an
 /// argument that does not unify, it fails. With `X0` unbound (a variable
 /// met first in the call: `step(DX)`), the facts are tried one after
 /// another as the call's clauses would be, with a choice point

@@ -1586,12 +1586,12 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
     }
 
-    /// A call of a table of facts, as the interpreter's `facts`: with
-    /// `X0` unbound, to the call (the next instruction); else the step
-    /// counted and the facts' first arguments compared with it, and the
-    /// one that matches has its other arguments unified with `X1...`
-    /// (bound or compared, one after the other); on to `done`, or
-    /// backtracking where none matches.
+    /// A call of a table of facts, as the interpreter's `facts`, its step
+    /// counted: with `X0` unbound, the facts tried one after another from
+    /// a choice point (`facts_first`); else the facts' first arguments
+    /// compared with it, and the one that matches has its other arguments
+    /// unified with `X1...` (bound or compared, one after the other); on
+    /// to `done`, or backtracking where none matches.
     fn facts(&mut self, k: usize, t: &Rc<Facts>) {
         let back = self.leaving(BACKTRACK);
         let (lo, hi) = self.deref_reg(0);

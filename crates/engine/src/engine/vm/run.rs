@@ -445,7 +445,14 @@ impl Machine {
                         // own code (a jump it spans, or one past it).
                         ip = unsafe { at.add(to as usize) };
                     }
-                    Instr::Facts(ref t) => fast!(self.facts(t, at), t.done, 0, at),
+                    Instr::Facts(ref t) => {
+                        if !self.facts(t, at) {
+                            backtrack!();
+                        }
+                        // SAFETY: the compiler made `done` a forward jump
+                        // inside this code.
+                        ip = unsafe { at.add(t.done as usize) };
+                    }
                     Instr::Step => self.steps += 1,
                     Instr::Guard(ref g) => {
                         if g.epoch != self.db.inline_epoch.get() {
@@ -795,12 +802,12 @@ impl Machine {
         }
     }
 
-    /// A call of a table of facts (see `Facts`, the instruction at `at`):
-    /// whether a fact matched (the step of a success is counted by the
-    /// caller, as a fast path's is).
+    /// A call of a table of facts (see `Facts`, the instruction at `at`),
+    /// its step counted: whether a fact matched.
     #[inline]
-    fn facts(&mut self, t: &Rc<super::Facts>, at: Cont) -> Option<bool> {
-        let found = match self.store.deref(self.vm.x[0]) {
+    fn facts(&mut self, t: &Rc<super::Facts>, at: Cont) -> bool {
+        self.steps += 1;
+        match self.store.deref(self.vm.x[0]) {
             Cell::Ref(_) => {
                 // SAFETY: the compiler made `done` a forward jump inside
                 // this code.
@@ -814,11 +821,7 @@ impl Machine {
                     rest.iter().enumerate().all(|(j, &c)| self.store.unify_const(self.vm.x[j + 1], c))
                 })
             }
-        };
-        if !found {
-            self.steps += 1;
         }
-        Some(found)
     }
 
     /// A call of a table of facts whose first argument is unbound: a
