@@ -105,13 +105,16 @@ impl FlatKey {
     /// The most arguments of a compound with a key.
     pub const ARGS: usize = 6;
 
-    /// The key of a term given dereferenced: its root, and a compound's
-    /// functor and arguments (`arg(i)`, from 0, dereferenced too).
+    /// The key of an atomic term (dereferenced).
     #[inline]
-    fn of(root: Cell, functor: Option<(Atom, u32)>, arg: impl Fn(usize) -> Cell) -> Option<FlatKey> {
-        let Some((f, n)) = functor else {
-            return Some(FlatKey([u64::from(Self::pack(root)?), 0, 0, 0]));
-        };
+    fn atomic(c: Cell) -> Option<FlatKey> {
+        Some(FlatKey([u64::from(Self::pack(c)?), 0, 0, 0]))
+    }
+
+    /// The key of the compound `f/n` whose arguments are `arg(i)` (from
+    /// 0, dereferenced).
+    #[inline]
+    fn compound(f: Atom, n: u32, arg: impl Fn(usize) -> Cell) -> Option<FlatKey> {
         if n as usize > Self::ARGS {
             return None;
         }
@@ -140,12 +143,10 @@ impl FlatKey {
     pub fn of_cells(cells: &[Cell]) -> Option<FlatKey> {
         match *cells.first()? {
             Cell::Str(p) => match cells.get(p) {
-                Some(&Cell::Fun(f, n)) if cells.len() > p + n as usize => {
-                    Self::of(cells[0], Some((f, n)), |i| cells[p + 1 + i])
-                }
+                Some(&Cell::Fun(f, n)) if cells.len() > p + n as usize => Self::compound(f, n, |i| cells[p + 1 + i]),
                 _ => None,
             },
-            c => Self::of(c, None, |_| c),
+            c => Self::atomic(c),
         }
     }
 
@@ -819,9 +820,9 @@ impl Store {
         match self.deref(root) {
             Cell::Str(p) => {
                 let Cell::Fun(f, n) = self.heap[p] else { unreachable!("Str points at Fun") };
-                FlatKey::of(Cell::Str(p), Some((f, n)), |i| self.deref(self.heap[p + 1 + i]))
+                FlatKey::compound(f, n, |i| self.deref(self.heap[p + 1 + i]))
             }
-            c => FlatKey::of(c, None, |_| c),
+            c => FlatKey::atomic(c),
         }
     }
 
