@@ -130,6 +130,20 @@ impl<T: Copy> Stack<T> {
         self.len += s.len();
     }
 
+    /// Appends `n` elements, the `i`th `f(i)`: room is made once, and
+    /// each element written in place (no check of room an element).
+    #[inline(always)]
+    pub fn extend_with(&mut self, n: usize, mut f: impl FnMut(usize) -> T) {
+        self.reserve(n);
+        // SAFETY: there is room for `n` elements past `len`. Were `f` to
+        // panic, `len` is as it was and the elements written are `Copy`.
+        let p = unsafe { self.ptr.as_ptr().add(self.len) };
+        for i in 0..n {
+            unsafe { p.add(i).write(f(i)) };
+        }
+        self.len += n;
+    }
+
     pub fn extend_from_within(&mut self, r: std::ops::Range<usize>) {
         self.with_vec(|v| v.extend_from_within(r));
     }
@@ -221,6 +235,8 @@ mod tests {
                 v.extend_from_within(3..9);
                 s.resize(s.len() + 5, 9);
                 v.resize(v.len() + 5, 9);
+                s.extend_with(4, |k| i + k as u64);
+                v.extend((0..4).map(|k| i + k));
             }
             assert_eq!(&s[..], &v[..]);
         }

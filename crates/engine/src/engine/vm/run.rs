@@ -712,10 +712,11 @@ impl Machine {
                     (Cell::Ref(x), Cell::Ref(y)) => x == y,
                     (Cell::Atom(x), Cell::Atom(y)) => x == y,
                     (Cell::Int(x), Cell::Int(y)) => x == y,
-                    // A variable is identical only to itself, an atom
-                    // never to an integer.
-                    (Cell::Ref(_), _) | (_, Cell::Ref(_)) => false,
-                    (Cell::Atom(_), Cell::Int(_)) | (Cell::Int(_), Cell::Atom(_)) => false,
+                    // A variable is identical only to itself, an atom or
+                    // an integer only to itself (not to a float, a string
+                    // or a compound).
+                    (Cell::Ref(_) | Cell::Atom(_) | Cell::Int(_), _)
+                    | (_, Cell::Ref(_) | Cell::Atom(_) | Cell::Int(_)) => false,
                     _ => return None,
                 };
                 same != negate
@@ -1682,9 +1683,13 @@ impl Machine {
                     }
                 }
                 Alt::Facts { t, next } => {
-                    let (t, from) = (t.clone(), *next as usize);
+                    let (t, from) = (Rc::as_ptr(t), *next as usize);
                     let c = cont(self);
-                    if self.facts_from(&t, idx, from) {
+                    // SAFETY: the table is the `Facts` instruction's, in
+                    // the code the choice point goes on in; code is freed
+                    // only at a call (`sweep_codes`), and `facts_from`
+                    // makes none (it may drop the choice point's `Rc`).
+                    if self.facts_from(unsafe { &*t }, idx, from) {
                         return Ok(Some(c));
                     }
                 }
@@ -1742,9 +1747,9 @@ impl Machine {
         if !std::ptr::eq(Rc::as_ptr(mine), t) || top.vm.e != self.vm.e {
             return false;
         }
-        let mine = mine.clone();
         let idx = self.restore_top().expect("a choice point");
-        self.facts_from(&mine, idx, next as usize)
+        // SAFETY: `t` is the running code's table (see `vm_backtrack`).
+        self.facts_from(unsafe { &*t }, idx, next as usize)
     }
 
     /// Handles an exception: unwinds to the newest active `catch/3` whose
