@@ -519,12 +519,15 @@ struct Gen<'a, 'b> {
     /// Registers dereferenced on the way to here, with their cells and
     /// whether the cell is an integer (checked, or made by `is/2`):
     /// forgotten when the register is written; when a variable is bound,
-    /// all but the integers (which no binding changes); all of them
-    /// where paths from elsewhere in the run join.
+    /// all but the integers (which no binding changes); where paths from
+    /// elsewhere in the run join, what all of them know.
     known: Vec<Known>,
     /// The instructions that more than the one before them in the run
-    /// can lead to (where `known` is forgotten).
+    /// can lead to, and what every path there so far knows (`go` adds
+    /// each; the jumps are forward, so all have been made when the
+    /// instruction's code is).
     joins: Vec<bool>,
+    incoming: Vec<Option<Vec<Known>>>,
     /// The interpreter's `s` and `wr` (see `Gen::new`), and whether the
     /// run sets them (then it leaves them in the machine for the
     /// interpreter when it leaves).
@@ -566,7 +569,7 @@ enum Head {
 
 /// What a run knows of a register on the way to here (`Gen::known`): its
 /// cell dereferenced, and whether that is an integer.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 struct Known {
     code: usize,
     lo: Value,
@@ -651,6 +654,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             wr,
             groups,
             known: Vec::new(),
+            incoming: vec![None; joins.len()],
             joins,
             me,
             again: None,
@@ -735,7 +739,12 @@ impl<'a, 'b> Gen<'a, 'b> {
         for &k in natives {
             self.b.switch_to_block(self.at[k].expect("a block for each native instruction"));
             if self.joins[k] {
-                self.known.clear();
+                // The first instruction is reached from the room check
+                // too, which knows nothing.
+                self.known = match k == natives[0] {
+                    true => Vec::new(),
+                    false => self.incoming[k].take().unwrap_or_default(),
+                };
             }
             self.instr(k, &run[k]);
         }
@@ -798,6 +807,15 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
         match self.at.get(to) {
             Some(&Some(blk)) if to > from => {
+                if self.joins[to] {
+                    // What this path knows there, and every other: the
+                    // cells they share were read before they parted.
+                    let here = &self.known;
+                    match &mut self.incoming[to] {
+                        Some(all) => all.retain(|k| here.contains(k)),
+                        none => *none = Some(here.clone()),
+                    }
+                }
                 self.b.ins().jump(blk, &[]);
             }
             _ => {
@@ -1118,10 +1136,8 @@ impl<'a, 'b> Gen<'a, 'b> {
     fn opd(&mut self, o: Opd) -> (Value, Value) {
         match o {
             Opd::Reg(code) => self.deref_reg(code),
-            Opd::Const(c) => {
-                let c = self.constant(c);
-                self.deref(c)
-            }
+            // An atom or an integer: nothing to follow.
+            Opd::Const(c) => self.constant(c),
         }
     }
 
@@ -1704,6 +1720,10 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let to = self.reg(code);
                 self.store(to, v);
                 self.forget(code);
+                // What the run goes on to ask of it (a board square is
+                // most often compared next), known once.
+                let (lo, hi) = self.deref(v);
+                self.known.push(Known { code, lo, hi, int: false });
             }
             ArgDst::Const(c) => {
                 let a = self.deref(v);
@@ -1847,13 +1867,20 @@ impl<'a, 'b> Gen<'a, 'b> {
                 };
                 (holds, false)
             }
+            // Against an atom or an integer: the cell is that constant
+            // (an atom's whole low word, an integer's tag and high word),
+            // whatever else it is (a variable, another type) it is not.
+            TestOp::Same(negate) if matches!(t.b, Opd::Const(_)) => {
+                let Opd::Const(c) = t.b else { unreachable!("matched above") };
+                (self.is_const(alo, ahi, c), negate)
+            }
             TestOp::Same(negate) => {
                 let (blo, bhi) = self.opd(t.b);
                 let tb = self.tag(blo);
                 // As the interpreter's `test`: identical variables,
-                // atoms and integers decided here; a variable against
-                // anything else, or an atom against an integer, differ;
-                // anything else falls through to the builtin.
+                // atoms and integers decided here; a variable, an atom or
+                // an integer against anything else differ; anything else
+                // falls through to the builtin.
                 let (alike, unlike) = (self.b.create_block(), self.b.create_block());
                 let eq_tags = self.b.ins().icmp(IntCC::Equal, ta, tb);
                 self.b.ins().brif(eq_tags, alike, &[], unlike, &[]);
@@ -1870,16 +1897,12 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let s = self.b.ins().select(is_atom, by_lo, by_hi);
                 self.b.def_var(same, s);
                 self.b.ins().jump(decided, &[]);
-                // Different tags: unequal, unless neither is a variable
-                // and they are not an atom and an integer.
+                // Different tags: unequal where either is a variable, an
+                // atom or an integer.
                 self.b.switch_to_block(unlike);
-                let var = self.tag_in(ta, &[REF]);
-                let var_b = self.tag_in(tb, &[REF]);
-                let any_var = self.b.ins().bor(var, var_b);
-                let a_const = self.tag_in(ta, &[ATOM, INT]);
-                let b_const = self.tag_in(tb, &[ATOM, INT]);
-                let consts = self.b.ins().band(a_const, b_const);
-                let known = self.b.ins().bor(any_var, consts);
+                let a_simple = self.tag_in(ta, &[REF, ATOM, INT]);
+                let b_simple = self.tag_in(tb, &[REF, ATOM, INT]);
+                let known = self.b.ins().bor(a_simple, b_simple);
                 self.require(known, other);
                 let f = self.b.ins().iconst(cranelift_codegen::ir::types::I8, 0);
                 self.b.def_var(same, f);
