@@ -273,6 +273,10 @@ impl State {
         {
             // The texts are the actions': read where they are, no copy.
             let texts = n.texts.as_ref().expect("numbered_texts has them");
+            // A legal move's text as given (what a program types).
+            if let Some(i) = actions.iter().position(|&a| texts[a] == typed) {
+                return Ok(i);
+            }
             let refs: Vec<&str> = actions.iter().map(|&a| texts[a].as_str()).collect();
             return game::match_typed(&refs, typed).map_err(to_py);
         }

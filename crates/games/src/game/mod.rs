@@ -1216,7 +1216,11 @@ pub fn match_typed(texts: &[&str], typed: &str) -> Result<usize, GameError> {
     }
     // Case counts only where it tells moves apart (chess: `bxc3` is a
     // pawn's capture, `Bxc3` a bishop's): the exact text first.
-    // What a program types is a legal move's text: found without a copy.
+    // What a program types is a legal move's text: found without a copy,
+    // byte for byte first (as a program gives it), then ignoring spaces.
+    if let Some(i) = texts.iter().position(|x| *x == typed) {
+        return Ok(i);
+    }
     if let Some(i) = texts.iter().position(|x| bare_chars(x).eq(bare_chars(typed))) {
         return Ok(i);
     }
