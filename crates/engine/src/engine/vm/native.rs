@@ -66,6 +66,21 @@ unsafe extern "C" fn facts_again(m: *mut Machine, t: *const Facts) -> i64 {
     i64::from(m.facts_again(t))
 }
 
+/// `arg/3`'s argument at heap address `at` unified with register code
+/// `code`'s cell, where that is more than a binding or a comparison of
+/// constants (compound terms, floats, strings): as the interpreter's
+/// `arg_fast` unifies them. 1 if they unified, else 0.
+///
+/// # Safety
+/// Called by the native code of a run, with its machine, a heap address
+/// and a register code of the running clause.
+unsafe extern "C" fn arg_unify(m: *mut Machine, at: i64, code: i64) -> i64 {
+    // SAFETY: as the caller promises.
+    let m = unsafe { &mut *m };
+    let (r, v) = (*m.vm.reg(code as usize), m.store.at(at as usize));
+    i64::from(m.store.unify(r, v))
+}
+
 // The cell layout the native code reads and writes (`Cell` is
 // `repr(u32)`: a 32-bit tag, then the fields of its variant laid out as a
 // C struct would, so a 32-bit payload at 4 and a 64-bit one at 8). The
@@ -91,8 +106,6 @@ pub(crate) fn words(c: Cell) -> (i64, i64) {
 /// instruction (a run hands an instruction back to the interpreter only
 /// where it has changed nothing for it; at the run's first instruction,
 /// that would be the run's `Native` again):
-/// - `Arg`, which may hand itself back (to unify compound terms), and
-///   which `between_scan` looks for after a call of `between/3`;
 /// - `GetListValVar`, which hands itself back where the list cell's head
 ///   and the register are not simple to unify;
 /// - a clause's first `GetConst [], 0`, which `Cont::past_nil_test`
@@ -101,7 +114,7 @@ pub(crate) fn words(c: Cell) -> (i64, i64) {
 ///   `PutStruct` (or list) must be in the run (see `lower`).
 fn never_first(ins: &Instr) -> bool {
     match ins {
-        Instr::Arg(_) | Instr::GetListValVar(..) | Instr::GetConst(Cell::Atom(atom::NIL), 0) => true,
+        Instr::GetListValVar(..) | Instr::GetConst(Cell::Atom(atom::NIL), 0) => true,
         i => is_unify(i),
     }
 }
@@ -1660,10 +1673,11 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     /// `arg(N, T, A)` as the interpreter's `arg_fast`: N an integer and T
     /// a compound, else to the general builtin; N out of range fails; the
-    /// argument goes to a new variable's register, or is compared with
-    /// an atom, an integer, or an old variable's atom or integer. Where
-    /// that would bind a variable, or unify anything else, the
-    /// interpreter runs the instruction (nothing has changed yet).
+    /// argument goes to a new variable's register, or is unified with
+    /// an atom, an integer, or an old variable's cell (bound, or compared
+    /// where both are atoms or integers, else unified by `arg_unify`). It
+    /// never hands itself back to the interpreter, so it may start a run
+    /// (as where `between/3` goes on: `between_scan` finds it there).
     fn arg(&mut self, k: usize, a: &ArgFast) {
         let general = self.leaving(k as i64 + 1);
         let n = self.operand(a.n, general);
@@ -1714,7 +1728,6 @@ impl<'a, 'b> Gen<'a, 'b> {
         let addr = self.b.ins().ishl_imm_u(at, 4);
         let addr = self.b.ins().iadd(self.heap, addr);
         let v = self.load((addr, 0));
-        let interpret = self.leaving(k as i64);
         match a.dst {
             ArgDst::New(code) => {
                 let to = self.reg(code);
@@ -1733,8 +1746,21 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.unsettle();
             }
             ArgDst::Old(code) => {
-                let a = self.deref(v);
-                self.unify_simple(a, code, back, interpret);
+                let d = self.deref(v);
+                let unify = self.b.create_block();
+                let known = self.known.clone();
+                self.unify_simple(d, code, back, unify);
+                let after = std::mem::replace(&mut self.known, known);
+                let next = self.b.create_block();
+                self.b.ins().jump(next, &[]);
+                // Compound terms (or floats, strings): unified in Rust.
+                self.b.switch_to_block(unify);
+                let code = self.b.ins().iconst(I64, code as i64);
+                let unified = self.helper(arg_unify as *const u8, &[self.m, at, code]);
+                self.b.ins().brif(unified, next, &[], back, &[]);
+                self.b.switch_to_block(next);
+                self.known = after;
+                self.unsettle();
             }
         }
         self.done(k, a.done);
@@ -2230,6 +2256,37 @@ mod tests {
         }
         queries.push("X = f(A, B), con(1, X), int(2, X)".into());
         queries.push("X = f(A, B), old(1, X, Y), Y = 1".into());
+        let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
+        both_ways(src, &queries);
+    }
+
+    /// `arg/3` right after `between/3` starts a run (where backtracking
+    /// into `between/3` goes on, and where its board scan looks for it):
+    /// into a new variable, against an atom, an integer, an old variable
+    /// bound or not, and compound terms, floats and strings unified by
+    /// `arg_unify`; with the inferences counted, as the interpreter
+    /// counts them.
+    #[test]
+    fn arg_after_between_is_the_interpreters() {
+        let src = "counted(G, N) :- statistics(inferences, A), G, statistics(inferences, B), N is B - A.
+                   new(T, L) :- findall(I-A, (between(1, 9, I), arg(I, T, A), I > 0), L).
+                   con(T, L) :- findall(I, (between(1, 9, I), arg(I, T, w), I > 0), L).
+                   int(T, L) :- findall(I, (between(1, 9, I), arg(I, T, 3), I > 0), L).
+                   old(T, X, L) :- findall(I-X, (between(1, 9, I), arg(I, T, X), I > 0), L).
+                   first(T, X, I) :- between(1, 9, I), arg(I, T, X), I > 0, !.
+";
+        let terms = ["f(w, 3, X, g(1), 2.5, \"s\", w, [], g(Y))", "f(e, e, e, w, e, w)", "f(P, Q, P)", "[w|3]", "foo"];
+        let mut queries = Vec::new();
+        for t in terms {
+            for q in ["new(T, L)", "con(T, L)", "int(T, L)"] {
+                queries.push(format!("counted({}, N)", q.replace('T', t)));
+            }
+            for x in ["X", "w", "3", "g(Z)", "g(1)", "2.5", "\"s\"", "[]"] {
+                queries.push(format!("counted(old({t}, {x}, L), N)"));
+                queries.push(format!("counted(first({t}, {x}, I), N)"));
+                queries.push(format!("counted((first({t}, {x}, I), fail ; true), N)"));
+            }
+        }
         let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
         both_ways(src, &queries);
     }

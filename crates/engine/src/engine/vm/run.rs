@@ -750,7 +750,15 @@ impl Machine {
     #[inline(always)]
     pub(crate) fn between_scan(&mut self, var: Cell, cont: Cont, lo: i64, hi: i64) -> Option<(Option<i64>, i64)> {
         // SAFETY: a continuation points at an instruction of live code.
-        let Instr::Arg(a) = (unsafe { cont.0.as_ref() }) else { return None };
+        // (The `arg/3` may start a run of native code.)
+        let a = match unsafe { cont.0.as_ref() } {
+            Instr::Arg(a) => a,
+            Instr::Native(run) => match &run.first {
+                Instr::Arg(a) => a,
+                _ => return None,
+            },
+            _ => return None,
+        };
         self.arg_scan(var, a, lo, hi)
     }
 
