@@ -372,6 +372,14 @@ impl Native {
                 i += 1;
                 continue;
             }
+            // A run goes on over places jumped to from before it (where an
+            // if-then-else's branches join), each of which starts a run of
+            // its own too (the next one made): the same instructions then
+            // have native code in both, and a run that reaches the join
+            // goes on natively instead of through the interpreter. At
+            // most `OVER` such places a run.
+            const OVER: usize = 2;
+            let mut over = Vec::new();
             // The instructions the run's native code runs: translatable
             // ones, each fast path followed by what its success skips.
             // A `Unify*` instruction is in the run only with the
@@ -381,11 +389,13 @@ impl Native {
             let (mut heap, mut trail) = (0u32, 0u32);
             let mut open = false;
             let mut e = i;
-            while e < n
-                && translatable(&code[e])
-                && (e == i || (target[e] >= i && resumes[e].is_none()))
-                && (open || !is_unify(&code[e]))
-            {
+            while e < n && translatable(&code[e]) && (e == i || resumes[e].is_none()) && (open || !is_unify(&code[e])) {
+                if e > i && target[e] < i {
+                    if over.len() == OVER {
+                        break;
+                    }
+                    over.push(e);
+                }
                 open = opens(&code[e]) || (open && is_unify(&code[e]));
                 natives.push(e - i);
                 let (h, t) = needs(&code[e]);
@@ -407,7 +417,7 @@ impl Native {
                 let groups = natives.iter().any(|&k| opens(&code[i + k]));
                 made.push((i, e, id, natives.len(), heap, trail, groups));
             }
-            i = e;
+            i = over.first().copied().unwrap_or(e);
         }
         // The clause's runs made ready together (each time the module
         // makes its functions executable, the next go on a new page: one
@@ -2256,6 +2266,32 @@ mod tests {
         }
         queries.push("X = f(A, B), con(1, X), int(2, X)".into());
         queries.push("X = f(A, B), old(1, X, Y), Y = 1".into());
+        let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
+        both_ways(src, &queries);
+    }
+
+    /// A run goes on over the place an if-then-else's branches join,
+    /// which starts a run of its own for the branch that jumps there: both
+    /// ways in, and the interpreter landing among the instructions past
+    /// the join (a fast path that hands back: a float, an overflow, an
+    /// unbound operand), with the inferences counted as the interpreter
+    /// counts them.
+    #[test]
+    fn runs_over_a_join_are_the_interpreters() {
+        let src = "counted(G, N) :- statistics(inferences, A), G, statistics(inferences, B), N is B - A.\n\
+                   p(X, Y, R) :- ( integer(X) -> I is X + 0 ; between(1, 4, I0), I is I0 + 1 ), J is I * 2, K is J + Y, \
+                   ( K > 6 -> R = big(K) ; R = small(K) ).\n\
+                   q(X, Y, R) :- ( X == a -> I = 1 ; X == b -> I = 2 ; I is X * 3 ), J is I + Y, K is J * J, R = I-K.\n";
+        let mut queries = Vec::new();
+        for x in ["1", "7", "X", "a", "2.5", "4611686018427387904"] {
+            for y in ["0", "3", "1.5", "Y", "9223372036854775807"] {
+                queries.push(format!("counted(findall(R, p({x}, {y}, R), L), N)"));
+                queries.push(format!("counted(findall(R, q({x}, {y}, R), L), N)"));
+            }
+        }
+        queries.push("counted(findall(R, q(b, 2, R), L), N)".into());
+        let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
+        let queries: Vec<String> = queries.iter().map(|q| format!("catch({q}, error(E, _), true)")).collect();
         let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
         both_ways(src, &queries);
     }
