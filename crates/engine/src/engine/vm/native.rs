@@ -389,7 +389,32 @@ impl Native {
             let (mut heap, mut trail) = (0u32, 0u32);
             let mut open = false;
             let mut e = i;
-            while e < n && translatable(&code[e]) && (e == i || resumes[e].is_none()) && (open || !is_unify(&code[e])) {
+            // Whether the run may go on over the place a fresh table's call
+            // it made goes on at (that place still starts a run of its own,
+            // for backtracking into the call): once a run, in a run that
+            // does not start at such a place itself, where every path in
+            // the run to there went through the call (no jump before it
+            // goes past it). A failure after it resumes the choice point
+            // (`facts_again`) and goes on there, in this run.
+            let mut inner = false;
+            let mut over_facts = |natives: &[usize], e: usize| -> bool {
+                let Some(&f) = natives.last() else { return false };
+                let made = matches!(&code[i + f], Instr::Facts(t) if t.fresh && i + f + t.done as usize == e);
+                let before = natives[..natives.len() - 1].iter().all(|&k| {
+                    let j = i + k;
+                    let [a, b] = jumps(&code[j]);
+                    let done = fast_path(&code[j]).map_or(0, |(d, _)| d);
+                    [a, b, done].iter().all(|&off| j + off as usize <= i + f)
+                });
+                let ok = !inner && resumes[i].is_none() && made && before;
+                inner |= ok;
+                ok
+            };
+            while e < n
+                && translatable(&code[e])
+                && (e == i || resumes[e].is_none() || over_facts(&natives, e))
+                && (open || !is_unify(&code[e]))
+            {
                 if e > i && target[e] < i {
                     if over.len() == OVER {
                         break;
@@ -417,7 +442,10 @@ impl Native {
                 let groups = natives.iter().any(|&k| opens(&code[i + k]));
                 made.push((i, e, id, natives.len(), heap, trail, groups));
             }
-            i = over.first().copied().unwrap_or(e);
+            // (A run went on over the call's place only if it made the
+            // choice point there: that place starts the next run too.)
+            let resumed = (i + 1..e).find(|&p| resumes[p].is_some());
+            i = over.first().copied().into_iter().chain(resumed).min().unwrap_or(e);
         }
         // The clause's runs made ready together (each time the module
         // makes its functions executable, the next go on a new page: one
@@ -568,6 +596,14 @@ struct Gen<'a, 'b> {
     resume: Option<*const Facts>,
     top: Option<Block>,
     retry: Option<Block>,
+    /// A fresh table's call inside the run whose place the run goes on
+    /// over (see `Native::lower`): the table and that place, once the
+    /// call's code is made; and the block that resumes its choice point
+    /// on a failure after it. `resets`: that place, where nothing is
+    /// known (a resumed choice point has restored the registers).
+    inner: Option<(*const Facts, usize)>,
+    inner_retry: Option<Block>,
+    resets: Vec<bool>,
     /// The calling convention of the helpers the code calls.
     conv: CallConv,
 }
@@ -660,6 +696,15 @@ impl<'a, 'b> Gen<'a, 'b> {
                 }
             }
         }
+        let mut resets = vec![false; run.len()];
+        for &j in natives {
+            if let Instr::Facts(t) = &run[j]
+                && t.fresh
+                && natives.contains(&(j + t.done as usize))
+            {
+                resets[j + t.done as usize] = true;
+            }
+        }
         Gen {
             b,
             run,
@@ -678,7 +723,10 @@ impl<'a, 'b> Gen<'a, 'b> {
             groups,
             known: Vec::new(),
             incoming: vec![None; joins.len()],
+            resets,
             joins,
+            inner: None,
+            inner_retry: None,
             me,
             again: None,
             head: None,
@@ -761,7 +809,9 @@ impl<'a, 'b> Gen<'a, 'b> {
         let (run, natives) = (self.run, self.natives);
         for &k in natives {
             self.b.switch_to_block(self.at[k].expect("a block for each native instruction"));
-            if self.joins[k] {
+            if self.resets[k] {
+                self.known.clear();
+            } else if self.joins[k] {
                 // The first instruction is reached from the room check
                 // too, which knows nothing.
                 self.known = match k == natives[0] {
@@ -773,6 +823,15 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
         if let Some(again) = self.again {
             self.round(again);
+        }
+        if let (Some(retry), Some((t, at))) = (self.inner_retry, self.inner) {
+            // A failure after the call inside the run: its choice point
+            // resumed, and on where the call goes on; or back.
+            self.b.switch_to_block(retry);
+            let t = self.b.ins().iconst(I64, t as i64);
+            let again = self.helper(facts_again as *const u8, &[self.m, t]);
+            let (on, back) = (self.at[at].expect("the place is in the run"), self.exit(BACKTRACK));
+            self.b.ins().brif(again, on, &[], back, &[]);
         }
         if let (Some(retry), Some(t)) = (self.retry, self.resume) {
             // A failure: the call's choice point resumed, and the run
@@ -1039,6 +1098,9 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// `to`); to backtrack in a run that resumes a choice point, the block
     /// that tries that first.
     fn leaving(&mut self, to: i64) -> Block {
+        if to == BACKTRACK && self.inner.is_some() {
+            return *self.inner_retry.get_or_insert_with(|| self.b.create_block());
+        }
         if to == BACKTRACK && self.resume.is_some() {
             return *self.retry.get_or_insert_with(|| self.b.create_block());
         }
@@ -1679,6 +1741,10 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(matched);
         self.unsettle();
         self.go(k, k + t.done as usize);
+        let on = k + t.done as usize;
+        if t.fresh && self.resets.get(on) == Some(&true) {
+            self.inner = Some((Rc::as_ptr(t), on));
+        }
     }
 
     /// `arg(N, T, A)` as the interpreter's `arg_fast`: N an integer and T
@@ -2291,6 +2357,38 @@ mod tests {
         }
         queries.push("counted(findall(R, q(b, 2, R), L), N)".into());
         let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
+        let queries: Vec<String> = queries.iter().map(|q| format!("catch({q}, error(E, _), true)")).collect();
+        let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
+        both_ways(src, &queries);
+    }
+
+    /// A run goes on over the place where a fresh table's call it makes
+    /// goes on (that place starts a run of its own too, where
+    /// backtracking into the call lands): a failure after the call
+    /// resumes its choice point and goes on there in the same run, until
+    /// the table is done; two tables in a clause, a table after an
+    /// if-then-else whose branches skip nothing of it, a cut after the
+    /// table, non-integers handed back past it; answers and inferences as
+    /// the interpreter's.
+    #[test]
+    fn runs_over_a_tables_place_are_the_interpreters() {
+        let src = "counted(G, N) :- statistics(inferences, A), G, statistics(inferences, B), N is B - A.\n\
+                   dir(-1).\ndir(0).\ndir(1).\n\
+                   walk(X, Y, R) :- X1 is X + 1, Y1 is Y * 2, dir(D), X2 is X1 + D, X2 > 0, X2 =< 3, T is X2 * Y1, \
+                   ( T > 4 -> R = big(X2, T) ; T > 0, R = small(X2, T) ).\n\
+                   two(X, R) :- Y is X + 1, dir(D), dir(E), S is Y + D * 10 + E, S > 0, R = S.\n\
+                   pick(X, R) :- ( X > 0 -> Z is X + 1 ; Z is 0 - X ), dir(D), W is Z + D, W > 1, R = W.\n\
+                   once_(X, R) :- Y is X * 1, dir(D), Y + D > 1, !, R = D.\n";
+        let mut queries = Vec::new();
+        for x in ["0", "1", "2", "-3", "1.5", "a", "X"] {
+            for y in ["0", "1", "2", "2.5", "Y"] {
+                queries.push(format!("counted(findall(R, walk({x}, {y}, R), L), N)"));
+            }
+            for q in ["two", "pick", "once_"] {
+                queries.push(format!("counted(findall(R, {q}({x}, R), L), N)"));
+                queries.push(format!("counted(({q}({x}, R), R > 1 -> true ; R = none), N)"));
+            }
+        }
         let queries: Vec<String> = queries.iter().map(|q| format!("catch({q}, error(E, _), true)")).collect();
         let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
         both_ways(src, &queries);
