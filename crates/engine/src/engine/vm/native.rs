@@ -2356,7 +2356,6 @@ mod tests {
             }
         }
         queries.push("counted(findall(R, q(b, 2, R), L), N)".into());
-        let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
         let queries: Vec<String> = queries.iter().map(|q| format!("catch({q}, error(E, _), true)")).collect();
         let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
         both_ways(src, &queries);
