@@ -1751,9 +1751,10 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// a compound, else to the general builtin; N out of range fails; the
     /// argument goes to a new variable's register, or is unified with
     /// an atom, an integer, or an old variable's cell (bound, or compared
-    /// where both are atoms or integers, else unified by `arg_unify`). It
-    /// never hands itself back to the interpreter, so it may start a run
-    /// (as where `between/3` goes on: `between_scan` finds it there).
+    /// where both are atoms or integers; compound terms are handed back to
+    /// the interpreter, or unified by `arg_unify` where the `arg/3` starts
+    /// the run). So it may start a run (as where `between/3` goes on:
+    /// `between_scan` finds it there).
     fn arg(&mut self, k: usize, a: &ArgFast) {
         let general = self.leaving(k as i64 + 1);
         let n = self.operand(a.n, general);
@@ -1821,6 +1822,17 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.b.switch_to_block(next);
                 self.unsettle();
             }
+            // Inside a run, compound terms (floats, strings) are left to
+            // the interpreter's `arg/3`, which runs the instruction again
+            // (nothing has changed yet): no call in the run's code, so no
+            // more of the registers its entry and exit save.
+            ArgDst::Old(code) if k != self.natives[0] => {
+                let d = self.deref(v);
+                let interpret = self.leaving(k as i64);
+                self.unify_simple(d, code, back, interpret);
+            }
+            // Where it starts the run, which it cannot hand back to (that
+            // would be the run again), the helper unifies them.
             ArgDst::Old(code) => {
                 let d = self.deref(v);
                 let unify = self.b.create_block();
