@@ -290,6 +290,12 @@ pub struct Native {
     /// Whether each run's machine code is printed as it is made
     /// (`TABULA_NATIVE_DISASM`, to standard error).
     disasm: bool,
+    /// Where each run's machine code is written, once it is placed
+    /// (`TABULA_NATIVE_DUMP`, a directory: `run<N>-<address>.bin`, for a
+    /// profiler's per-address counts and a disassembler), and the size of
+    /// each function made since the last placing.
+    dump: Option<std::path::PathBuf>,
+    sizes: Vec<(FuncId, usize)>,
 }
 
 impl std::fmt::Debug for Native {
@@ -327,6 +333,8 @@ impl Native {
             bytes: 0,
             functions: 0,
             disasm: std::env::var_os("TABULA_NATIVE_DISASM").is_some(),
+            dump: std::env::var_os("TABULA_NATIVE_DUMP").map(Into::into),
+            sizes: Vec::new(),
         })
     }
 
@@ -455,6 +463,7 @@ impl Native {
         }
         for (i, e, id, spanned, heap, trail, groups) in made {
             let p = self.module.get_finalized_function(id);
+            self.dump(id, p);
             // SAFETY: the function was made with `RunFn`'s signature (four
             // pointers in, an `i64` out, the platform's calling convention).
             let f = unsafe { std::mem::transmute::<*const u8, RunFn>(p) };
@@ -463,6 +472,19 @@ impl Native {
             self.runs += 1;
             self.spanned += spanned as u64;
         }
+    }
+
+    /// Writes function `id`'s machine code, placed at `p`, where
+    /// `TABULA_NATIVE_DUMP` says (a failure to write is ignored: it is a
+    /// profiling aid).
+    fn dump(&mut self, id: FuncId, p: *const u8) {
+        let Some(dir) = &self.dump else { return };
+        let Some(k) = self.sizes.iter().position(|&(f, _)| f == id) else { return };
+        let (_, n) = self.sizes.swap_remove(k);
+        // SAFETY: the module placed the function's `n` bytes of code at
+        // `p`, and keeps them as long as the generator.
+        let code = unsafe { std::slice::from_raw_parts(p, n) };
+        let _ = std::fs::write(dir.join(format!("run{}-{:x}.bin", id.as_u32() + 1, p as usize)), code);
     }
 
     /// Defines the function of a run (`None` if Cranelift refuses it),
@@ -512,6 +534,9 @@ impl Native {
         );
         if let Some(c) = self.ctx.compiled_code() {
             self.bytes += c.code_info().total_size as u64;
+            if self.dump.is_some() {
+                self.sizes.push((id, c.code_info().total_size as usize));
+            }
         }
         self.module.clear_context(&mut self.ctx);
         defined.ok()?;
@@ -585,6 +610,12 @@ struct Gen<'a, 'b> {
     s: Variable,
     wr: Variable,
     groups: bool,
+    /// Whether the compound term whose arguments the `Unify*`
+    /// instructions go through is being built (`wr`), where the code
+    /// knows it: after `PutStruct` or `PutList`, and in each of the two
+    /// copies `Gen::get_compound` makes of them. They then do not test
+    /// `wr`.
+    mode: Option<bool>,
     /// Where the run goes round itself (see `Loop`): the call, and the
     /// block that makes it, and the block that checks for room again.
     me: Option<Loop>,
@@ -604,6 +635,10 @@ struct Gen<'a, 'b> {
     inner: Option<(*const Facts, usize)>,
     inner_retry: Option<Block>,
     resets: Vec<bool>,
+    /// What holds at that place however it is reached (see `Gen::facts`).
+    kept: Vec<Known>,
+    /// Instructions whose code is made already (`Gen::get_compound`).
+    made: Vec<usize>,
     /// The calling convention of the helpers the code calls.
     conv: CallConv,
 }
@@ -721,12 +756,15 @@ impl<'a, 'b> Gen<'a, 'b> {
             s,
             wr,
             groups,
+            mode: None,
             known: Vec::new(),
             incoming: vec![None; joins.len()],
             resets,
             joins,
             inner: None,
             inner_retry: None,
+            kept: Vec::new(),
+            made: Vec::new(),
             me,
             again: None,
             head: None,
@@ -808,9 +846,12 @@ impl<'a, 'b> Gen<'a, 'b> {
     fn body(&mut self) {
         let (run, natives) = (self.run, self.natives);
         for &k in natives {
+            if self.made.contains(&k) {
+                continue;
+            }
             self.b.switch_to_block(self.at[k].expect("a block for each native instruction"));
             if self.resets[k] {
-                self.known.clear();
+                self.known = std::mem::take(&mut self.kept);
             } else if self.joins[k] {
                 // The first instruction is reached from the room check
                 // too, which knows nothing.
@@ -1366,10 +1407,11 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// an unbound variable is bound to a new one, whose arguments the
     /// `Unify*` instructions after it build; anything else fails.
     fn get_compound(&mut self, k: usize, fun: Option<(Atom, u32)>, a: u32) {
+        // Read or built: the `Unify*` instructions after it test `wr`.
+        self.mode = None;
         let (lo, hi) = self.deref_reg(a as usize);
         let t = self.tag(lo);
-        let (var, nonvar, read, next) =
-            (self.b.create_block(), self.b.create_block(), self.b.create_block(), self.b.create_block());
+        let (var, nonvar, read) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
         let back = self.leaving(BACKTRACK);
         let is_ref = self.b.ins().icmp_imm_s(IntCC::Equal, t, REF);
         self.b.ins().brif(is_ref, var, &[], nonvar, &[]);
@@ -1399,14 +1441,62 @@ impl<'a, 'b> Gen<'a, 'b> {
         let zero = self.b.ins().iconst(I64, 0);
         self.b.def_var(self.s, first);
         self.b.def_var(self.wr, zero);
-        self.b.ins().jump(next, &[]);
+        // The `Unify*` instructions that follow in the run: made twice,
+        // once reading and once building, so that none tests `wr`.
+        let group: Vec<usize> =
+            self.natives.iter().copied().skip_while(|&j| j <= k).take_while(|&j| is_unify(&self.run[j])).collect();
+        if group.is_empty() {
+            let next = self.b.create_block();
+            self.b.ins().jump(next, &[]);
+            self.b.switch_to_block(var);
+            let term = self.new_compound(fun);
+            self.bind(hi, term);
+            self.b.ins().jump(next, &[]);
+            self.b.switch_to_block(next);
+            self.unsettle();
+            self.go(k, k + 1);
+            return;
+        }
+        // Both copies go on to the instruction after them, which knows
+        // what both know.
+        let after = group[group.len() - 1] + 1;
+        if let Some(j) = self.joins.get_mut(after) {
+            *j = true;
+        }
+        let known = self.known.clone();
+        self.mode = Some(false);
+        self.group(&group, None);
         self.b.switch_to_block(var);
+        self.known = known;
         let term = self.new_compound(fun);
         self.bind(hi, term);
-        self.b.ins().jump(next, &[]);
-        self.b.switch_to_block(next);
-        self.unsettle();
-        self.go(k, k + 1);
+        self.mode = Some(true);
+        let blocks = group.iter().map(|_| self.b.create_block()).collect();
+        self.group(&group, Some(blocks));
+        self.mode = None;
+        self.made.extend_from_slice(&group);
+    }
+
+    /// The code of a group of `Unify*` instructions in the mode
+    /// `Gen::mode` says, from the current block: in their own blocks, or
+    /// in `blocks` (the second copy).
+    fn group(&mut self, group: &[usize], blocks: Option<Vec<Block>>) {
+        let own: Vec<Option<Block>> = group.iter().map(|&j| self.at[j]).collect();
+        if let Some(blocks) = &blocks {
+            for (&j, &b) in group.iter().zip(blocks) {
+                self.at[j] = Some(b);
+            }
+        }
+        let first = self.at[group[0]].expect("a block for each native instruction");
+        self.b.ins().jump(first, &[]);
+        let run = self.run;
+        for &j in group {
+            self.b.switch_to_block(self.at[j].expect("a block for each native instruction"));
+            self.instr(j, &run[j]);
+        }
+        for (&j, b) in group.iter().zip(own) {
+            self.at[j] = b;
+        }
     }
 
     /// `GetListVarVar`, `GetListValVar` and `GetListVoidVar` on register
@@ -1509,6 +1599,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let to = self.xa(a);
         self.store(to, term);
         self.forget(a as usize);
+        self.mode = Some(true);
     }
 
     /// Goes on to a new block when building (`wr`), to `read` when
@@ -1546,6 +1637,25 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// `UnifyVar*`: the argument at `s` to register code `code`: a new
     /// variable there when building.
     fn unify_var(&mut self, code: usize) {
+        if self.mode == Some(true) {
+            let v = self.var_at_s();
+            let to = self.reg(code);
+            self.store(to, v);
+            self.forget(code);
+            // An unbound variable dereferences to itself.
+            self.known.push(Known { code, lo: v.0, hi: v.1, int: false });
+            self.next_arg();
+            return;
+        }
+        if self.mode == Some(false) {
+            let at = self.at_s();
+            let c = self.load(at);
+            let to = self.reg(code);
+            self.store(to, c);
+            self.forget(code);
+            self.next_arg();
+            return;
+        }
         let (read, join) = (self.b.create_block(), self.b.create_block());
         self.b.append_block_param(join, I64);
         self.b.append_block_param(join, I64);
@@ -1569,6 +1679,18 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     /// `UnifyVoid`: a new variable at `s` when building.
     fn unify_void(&mut self) {
+        match self.mode {
+            Some(true) => {
+                self.var_at_s();
+                self.next_arg();
+                return;
+            }
+            Some(false) => {
+                self.next_arg();
+                return;
+            }
+            None => {}
+        }
         let join = self.b.create_block();
         self.by_mode(join);
         self.var_at_s();
@@ -1587,11 +1709,23 @@ impl<'a, 'b> Gen<'a, 'b> {
         write: impl FnOnce(&mut Self, (Value, i32)),
         read: impl FnOnce(&mut Self, (Value, Value), Block),
     ) {
+        if self.mode == Some(true) {
+            // Built: stored, nothing bound.
+            let at = self.at_s();
+            write(self, at);
+            self.next_arg();
+            self.go(k, k + 1);
+            return;
+        }
         let (reading, join) = (self.b.create_block(), self.b.create_block());
-        self.by_mode(reading);
-        let at = self.at_s();
-        write(self, at);
-        self.b.ins().jump(join, &[]);
+        if self.mode == Some(false) {
+            self.b.ins().jump(reading, &[]);
+        } else {
+            self.by_mode(reading);
+            let at = self.at_s();
+            write(self, at);
+            self.b.ins().jump(join, &[]);
+        }
         self.b.switch_to_block(reading);
         let at = self.at_s();
         let c = self.load(at);
@@ -1694,6 +1828,16 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// unified with `X1...` (bound or compared, one after the other); on
     /// to `done`, or backtracking where none matches.
     fn facts(&mut self, k: usize, t: &Rc<Facts>) {
+        let place = k + t.done as usize;
+        if t.fresh && self.resets.get(place) == Some(&true) {
+            // Where the call goes on, first or after its choice point is
+            // resumed by a failure later in the run, the slots of the
+            // frame that were integers here still are: a resumption
+            // restores the argument registers (others may have been
+            // written since) and undoes only later bindings, and a slot
+            // is written once, when its variable first occurs.
+            self.kept = self.known.iter().filter(|k| k.int && k.code & PERM != 0).copied().collect();
+        }
         let back = self.leaving(BACKTRACK);
         let (lo, hi) = self.deref_reg(0);
         let tag = self.tag(lo);
@@ -1714,7 +1858,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().brif(unified, on, &[], back, &[]);
         self.b.switch_to_block(on);
         self.unsettle();
-        self.go(k, k + t.done as usize);
+        self.go(k, place);
         self.known = known;
         self.b.switch_to_block(bound);
         let matched = self.b.create_block();
@@ -1740,10 +1884,9 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().jump(back, &[]);
         self.b.switch_to_block(matched);
         self.unsettle();
-        self.go(k, k + t.done as usize);
-        let on = k + t.done as usize;
-        if t.fresh && self.resets.get(on) == Some(&true) {
-            self.inner = Some((Rc::as_ptr(t), on));
+        self.go(k, place);
+        if t.fresh && self.resets.get(place) == Some(&true) {
+            self.inner = Some((Rc::as_ptr(t), place));
         }
     }
 
@@ -2398,6 +2541,37 @@ mod tests {
             for q in ["two", "pick", "once_"] {
                 queries.push(format!("counted(findall(R, {q}({x}, R), L), N)"));
                 queries.push(format!("counted(({q}({x}, R), R > 1 -> true ; R = none), N)"));
+            }
+        }
+        let queries: Vec<String> = queries.iter().map(|q| format!("catch({q}, error(E, _), true)")).collect();
+        let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
+        both_ways(src, &queries);
+    }
+
+    /// Frame slots that are integers before a table's call inside a run
+    /// are known after it, however it is reached (first, or by a failure
+    /// after it resuming the call's choice point); what is not an integer
+    /// there (an unbound variable the call binds, a term, an atom) is read
+    /// again, as are slots first written after the call.
+    #[test]
+    fn integers_kept_over_a_tables_place_are_the_interpreters() {
+        let src = "counted(G, N) :- statistics(inferences, A), G, statistics(inferences, B), N is B - A.\n\
+                   dir(-1).\ndir(0).\ndir(1).\n\
+                   id(X, X).\n\
+                   far(X, Y, R) :- id(X, Y0), X1 is X + 1, Y1 is Y0 * 2, dir(D), X2 is X1 + D, X2 > 0, \
+                   T is X2 * Y1, Y1 > T - 9, id(T, R), R > X1 - Y1.\n\
+                   same(X, R) :- id(X, V), dir(V), W is V + 1, W > 0, id(W, R), R >= V.\n\
+                   term(X, R) :- id(X, T), N is 1 + 1, dir(D), arg(N, T, A), A > D, id(A-D, R), R \\== N.\n\
+                   late(X, R) :- id(X, Y), Z is Y + 1, dir(D), W is Z + D, W > 1, Q is W * 2, Q > 5, \
+                   id(Q, R), R > Z + W.\n";
+        let mut queries = Vec::new();
+        for x in ["0", "1", "2", "-3", "1.5", "a", "X", "f(4, 5)", "g(1, 0, 2)"] {
+            for y in ["0", "1", "2", "Y"] {
+                queries.push(format!("counted(findall(R, far({x}, {y}, R), L), N)"));
+            }
+            for q in ["same", "term", "late"] {
+                queries.push(format!("counted(findall(R, {q}({x}, R), L), N)"));
+                queries.push(format!("counted(({q}({x}, R), R \\== 0 -> true ; R = none), N)"));
             }
         }
         let queries: Vec<String> = queries.iter().map(|q| format!("catch({q}, error(E, _), true)")).collect();
