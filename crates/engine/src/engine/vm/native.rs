@@ -54,6 +54,17 @@ unsafe extern "C" fn facts_first(m: *mut Machine, t: *const Facts, to: i64) -> i
     i64::from(m.facts_first(&t, cont))
 }
 
+/// `random_between/3`'s draw from native code: an integer in `a..=b`
+/// (`a <= b`) from the machine's generator, as the interpreter draws it.
+///
+/// # Safety
+/// Called by the native code of a run, with its machine.
+unsafe extern "C" fn random_draw(m: *mut Machine, a: i64, b: i64) -> i64 {
+    // SAFETY: as the caller promises.
+    let m = unsafe { &mut *m };
+    rand::Rng::gen_range(&mut m.rng, a..=b)
+}
+
 /// A failure in a run that starts where a call of table `t` goes on
 /// (`Machine::facts_again`): 1 where that call's choice point was resumed
 /// and a fact unified (the run starts again), else 0 (to backtrack).
@@ -152,7 +163,7 @@ fn needs(ins: &Instr) -> (u32, u32) {
         Instr::GetConst(..) | Instr::Arg(_) | Instr::UnifyValX(_) | Instr::UnifyValY(_) | Instr::UnifyConst(_) => {
             (0, 1)
         }
-        Instr::Arith2(t) if matches!(t.op, Arith2Op::Is(_, _, false)) => (0, 1),
+        Instr::Arith2(t) if matches!(t.op, Arith2Op::Is(_, _, false) | Arith2Op::Random(_, false)) => (0, 1),
         Instr::Facts(t) => (0, t.arity),
         Instr::IsChain(t) if !t.new => (0, 1),
         _ => (0, 0),
@@ -201,7 +212,10 @@ fn translatable(ins: &Instr) -> bool {
         Instr::Arith2(t) => {
             leaf(&t.a)
                 && leaf(&t.b)
-                && (matches!(t.op, Arith2Op::Cmp(..)) || matches!(t.op, Arith2Op::Is(op, ..) if binary(&op)))
+                && match t.op {
+                    Arith2Op::Cmp(..) | Arith2Op::Random(..) => true,
+                    Arith2Op::Is(op, ..) => binary(&op),
+                }
         }
         Instr::IsChain(t) => leaf(&t.first) && t.rest.iter().all(|(op, b)| binary(op) && leaf(b)),
         Instr::Test(t) => opd(&t.a) && opd(&t.b),
@@ -2085,7 +2099,25 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let r = self.binary(op, a, b, other);
                 self.is_result(k, code, new, r, Exits { done: t.done, fail: t.fail, other });
             }
-            Arith2Op::Random(..) => unreachable!("a draw is not translatable: the interpreter makes it"),
+            Arith2Op::Random(code, new) => {
+                // As the interpreter: no draw when the range is empty, and
+                // a target that is no variable or integer left to the
+                // builtin (before the draw, which the builtin makes then).
+                let (empty, draw) = (self.b.create_block(), self.b.create_block());
+                let lt = self.b.ins().icmp(IntCC::SignedLessThan, b, a);
+                self.b.ins().brif(lt, empty, &[], draw, &[]);
+                self.b.switch_to_block(empty);
+                self.fail(k, t.fail);
+                self.b.switch_to_block(draw);
+                if !new {
+                    let (lo, _) = self.deref_reg(code);
+                    let tag = self.tag(lo);
+                    let fits = self.tag_in(tag, &[REF, INT]);
+                    self.require(fits, other);
+                }
+                let r = self.helper(random_draw as *const u8, &[self.m, a, b]);
+                self.is_result(k, code, new, r, Exits { done: t.done, fail: t.fail, other });
+            }
         }
     }
 
@@ -2574,6 +2606,36 @@ mod tests {
                 queries.push(format!("counted(({q}({x}, R), R \\== 0 -> true ; R = none), N)"));
             }
         }
+        let queries: Vec<String> = queries.iter().map(|q| format!("catch({q}, error(E, _), true)")).collect();
+        let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
+        both_ways(src, &queries);
+    }
+
+    /// `random_between/3` in a run draws as the interpreter does, from the
+    /// same generator: into a new variable, an old one unbound or bound
+    /// (compared), none for an empty range, and left to the builtin (which
+    /// then draws once) for a target or bounds that are not integers; each
+    /// query's draws follow the last one's, so a draw too many or too few
+    /// anywhere shows in every answer after it.
+    #[test]
+    fn draws_are_the_interpreters() {
+        let src = "counted(G, N) :- statistics(inferences, A), G, statistics(inferences, B), N is B - A.\n\
+                   new(A, B, R) :- Y is A + 0, random_between(Y, B, Z), Z >= A, R = Z.\n\
+                   old(A, B, X, R) :- Y is A + 0, random_between(Y, B, X), R = got(X).\n\
+                   many(N, K, L) :- findall(X, (between(1, N, _), K1 is K + 0, random_between(1, K1, X), X > 0), L).\n";
+        let mut queries = Vec::new();
+        for (a, b) in
+            [("1", "6"), ("-5", "5"), ("3", "3"), ("4", "3"), ("0", "1000000000000"), ("1.5", "6"), ("1", "x")]
+        {
+            queries.push(format!("counted(findall(R, new({a}, {b}, R), L), N)"));
+            for x in ["X", "2", "-7", "a", "f(1)", "2.0"] {
+                queries.push(format!("counted(findall(X-R, old({a}, {b}, {x}, R), L), N)"));
+            }
+        }
+        for k in ["2", "6", "100", "0"] {
+            queries.push(format!("counted(many(40, {k}, L), N)"));
+        }
+        queries.push("many(5, 6, L), random_between(1, 1000, R)".to_string());
         let queries: Vec<String> = queries.iter().map(|q| format!("catch({q}, error(E, _), true)")).collect();
         let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
         both_ways(src, &queries);
