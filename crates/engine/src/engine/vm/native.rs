@@ -2254,6 +2254,16 @@ mod tests {
         both_ways_after(src, queries, 0);
     }
 
+    /// `both_ways` with `counted(G, N)` (the inferences `G` takes) added
+    /// to `src`, and each query's errors caught (`E`).
+    fn counted_both_ways(src: &str, queries: &[String]) {
+        let src =
+            format!("counted(G, N) :- statistics(inferences, A), G, statistics(inferences, B), N is B - A.\n{src}");
+        let queries: Vec<String> = queries.iter().map(|q| format!("catch({q}, error(E, _), true)")).collect();
+        let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
+        both_ways(&src, &queries);
+    }
+
     /// What a run knows of its registers (`Gen::known`) does not outlive
     /// a binding that changes it: integers given by `is/2` and compared,
     /// variables bound and tested again in one run.
@@ -2531,8 +2541,7 @@ mod tests {
     /// counts them.
     #[test]
     fn runs_over_a_join_are_the_interpreters() {
-        let src = "counted(G, N) :- statistics(inferences, A), G, statistics(inferences, B), N is B - A.\n\
-                   p(X, Y, R) :- ( integer(X) -> I is X + 0 ; between(1, 4, I0), I is I0 + 1 ), J is I * 2, K is J + Y, \
+        let src = "p(X, Y, R) :- ( integer(X) -> I is X + 0 ; between(1, 4, I0), I is I0 + 1 ), J is I * 2, K is J + Y, \
                    ( K > 6 -> R = big(K) ; R = small(K) ).\n\
                    q(X, Y, R) :- ( X == a -> I = 1 ; X == b -> I = 2 ; I is X * 3 ), J is I + Y, K is J * J, R = I-K.\n";
         let mut queries = Vec::new();
@@ -2543,9 +2552,7 @@ mod tests {
             }
         }
         queries.push("counted(findall(R, q(b, 2, R), L), N)".into());
-        let queries: Vec<String> = queries.iter().map(|q| format!("catch({q}, error(E, _), true)")).collect();
-        let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
-        both_ways(src, &queries);
+        counted_both_ways(src, &queries);
     }
 
     /// A run goes on over the place where a fresh table's call it makes
@@ -2558,8 +2565,7 @@ mod tests {
     /// the interpreter's.
     #[test]
     fn runs_over_a_tables_place_are_the_interpreters() {
-        let src = "counted(G, N) :- statistics(inferences, A), G, statistics(inferences, B), N is B - A.\n\
-                   dir(-1).\ndir(0).\ndir(1).\n\
+        let src = "dir(-1).\ndir(0).\ndir(1).\n\
                    walk(X, Y, R) :- X1 is X + 1, Y1 is Y * 2, dir(D), X2 is X1 + D, X2 > 0, X2 =< 3, T is X2 * Y1, \
                    ( T > 4 -> R = big(X2, T) ; T > 0, R = small(X2, T) ).\n\
                    two(X, R) :- Y is X + 1, dir(D), dir(E), S is Y + D * 10 + E, S > 0, R = S.\n\
@@ -2575,9 +2581,7 @@ mod tests {
                 queries.push(format!("counted(({q}({x}, R), R > 1 -> true ; R = none), N)"));
             }
         }
-        let queries: Vec<String> = queries.iter().map(|q| format!("catch({q}, error(E, _), true)")).collect();
-        let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
-        both_ways(src, &queries);
+        counted_both_ways(src, &queries);
     }
 
     /// Frame slots that are integers before a table's call inside a run
@@ -2587,8 +2591,7 @@ mod tests {
     /// again, as are slots first written after the call.
     #[test]
     fn integers_kept_over_a_tables_place_are_the_interpreters() {
-        let src = "counted(G, N) :- statistics(inferences, A), G, statistics(inferences, B), N is B - A.\n\
-                   dir(-1).\ndir(0).\ndir(1).\n\
+        let src = "dir(-1).\ndir(0).\ndir(1).\n\
                    id(X, X).\n\
                    far(X, Y, R) :- id(X, Y0), X1 is X + 1, Y1 is Y0 * 2, dir(D), X2 is X1 + D, X2 > 0, \
                    T is X2 * Y1, Y1 > T - 9, id(T, R), R > X1 - Y1.\n\
@@ -2606,9 +2609,7 @@ mod tests {
                 queries.push(format!("counted(({q}({x}, R), R \\== 0 -> true ; R = none), N)"));
             }
         }
-        let queries: Vec<String> = queries.iter().map(|q| format!("catch({q}, error(E, _), true)")).collect();
-        let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
-        both_ways(src, &queries);
+        counted_both_ways(src, &queries);
     }
 
     /// `random_between/3` in a run draws as the interpreter does, from the
@@ -2619,8 +2620,7 @@ mod tests {
     /// anywhere shows in every answer after it.
     #[test]
     fn draws_are_the_interpreters() {
-        let src = "counted(G, N) :- statistics(inferences, A), G, statistics(inferences, B), N is B - A.\n\
-                   new(A, B, R) :- Y is A + 0, random_between(Y, B, Z), Z >= A, R = Z.\n\
+        let src = "new(A, B, R) :- Y is A + 0, random_between(Y, B, Z), Z >= A, R = Z.\n\
                    old(A, B, X, R) :- Y is A + 0, random_between(Y, B, X), R = got(X).\n\
                    many(N, K, L) :- findall(X, (between(1, N, _), K1 is K + 0, random_between(1, K1, X), X > 0), L).\n";
         let mut queries = Vec::new();
@@ -2636,9 +2636,7 @@ mod tests {
             queries.push(format!("counted(many(40, {k}, L), N)"));
         }
         queries.push("many(5, 6, L), random_between(1, 1000, R)".to_string());
-        let queries: Vec<String> = queries.iter().map(|q| format!("catch({q}, error(E, _), true)")).collect();
-        let queries: Vec<&str> = queries.iter().map(|q| q.as_str()).collect();
-        both_ways(src, &queries);
+        counted_both_ways(src, &queries);
     }
 
     /// `arg/3` right after `between/3` starts a run (where backtracking
