@@ -306,10 +306,8 @@ pub struct Native {
     disasm: bool,
     /// Where each run's machine code is written, once it is placed
     /// (`TABULA_NATIVE_DUMP`, a directory: `run<N>-<address>.bin`, for a
-    /// profiler's per-address counts and a disassembler), and the size of
-    /// each function made since the last placing.
+    /// profiler's per-address counts and a disassembler).
     dump: Option<std::path::PathBuf>,
-    sizes: Vec<(FuncId, usize)>,
 }
 
 impl std::fmt::Debug for Native {
@@ -348,7 +346,6 @@ impl Native {
             functions: 0,
             disasm: std::env::var_os("TABULA_NATIVE_DISASM").is_some(),
             dump: std::env::var_os("TABULA_NATIVE_DUMP").map(Into::into),
-            sizes: Vec::new(),
         })
     }
 
@@ -459,10 +456,10 @@ impl Native {
             let saved =
                 natives.iter().map(|&k| worth(&code[i + k])).sum::<u32>() + if me.is_some() { WORTH } else { 0 };
             if saved >= WORTH
-                && let Some(id) = self.compile(&code[i..e], &natives, heap, trail, me, resumes[i])
+                && let Some((id, size)) = self.compile(&code[i..e], &natives, heap, trail, me, resumes[i])
             {
                 let groups = natives.iter().any(|&k| opens(&code[i + k]));
-                made.push((i, e, id, natives.len(), heap, trail, groups));
+                made.push((i, e, id, size, natives.len(), heap, trail, groups));
             }
             // (A run went on over the call's place only if it made the
             // choice point there: that place starts the next run too.)
@@ -475,9 +472,9 @@ impl Native {
         if made.is_empty() || self.module.finalize_definitions().is_err() {
             return;
         }
-        for (i, e, id, spanned, heap, trail, groups) in made {
+        for (i, e, id, size, spanned, heap, trail, groups) in made {
             let p = self.module.get_finalized_function(id);
-            self.dump(id, p);
+            self.dump(id, p, size);
             // SAFETY: the function was made with `RunFn`'s signature (four
             // pointers in, an `i64` out, the platform's calling convention).
             let f = unsafe { std::mem::transmute::<*const u8, RunFn>(p) };
@@ -488,21 +485,20 @@ impl Native {
         }
     }
 
-    /// Writes function `id`'s machine code, placed at `p`, where
-    /// `TABULA_NATIVE_DUMP` says (a failure to write is ignored: it is a
-    /// profiling aid).
-    fn dump(&mut self, id: FuncId, p: *const u8) {
+    /// Writes function `id`'s `size` bytes of machine code, placed at
+    /// `p`, where `TABULA_NATIVE_DUMP` says (a failure to write is
+    /// ignored: it is a profiling aid).
+    fn dump(&self, id: FuncId, p: *const u8, size: usize) {
         let Some(dir) = &self.dump else { return };
-        let Some(k) = self.sizes.iter().position(|&(f, _)| f == id) else { return };
-        let (_, n) = self.sizes.swap_remove(k);
-        // SAFETY: the module placed the function's `n` bytes of code at
-        // `p`, and keeps them as long as the generator.
-        let code = unsafe { std::slice::from_raw_parts(p, n) };
+        // SAFETY: the module placed the function's `size` bytes of code
+        // at `p`, and keeps them as long as the generator.
+        let code = unsafe { std::slice::from_raw_parts(p, size) };
         let _ = std::fs::write(dir.join(format!("run{}-{:x}.bin", id.as_u32() + 1, p as usize)), code);
     }
 
     /// Defines the function of a run (`None` if Cranelift refuses it),
-    /// made ready by the module's next `finalize_definitions`.
+    /// made ready by the module's next `finalize_definitions`; with the
+    /// size of its machine code.
     fn compile(
         &mut self,
         run: &[Instr],
@@ -511,7 +507,7 @@ impl Native {
         trail: u32,
         me: Option<Loop>,
         resume: Option<*const Facts>,
-    ) -> Option<FuncId> {
+    ) -> Option<(FuncId, usize)> {
         let ptr = self.module.target_config().pointer_type();
         let mut sig = self.module.make_signature();
         sig.params.extend([AbiParam::new(ptr); 4]);
@@ -546,15 +542,11 @@ impl Native {
             ),
             "the native code of {run:?} fails Cranelift's verifier: {defined:?}"
         );
-        if let Some(c) = self.ctx.compiled_code() {
-            self.bytes += c.code_info().total_size as u64;
-            if self.dump.is_some() {
-                self.sizes.push((id, c.code_info().total_size as usize));
-            }
-        }
+        let size = self.ctx.compiled_code().map_or(0, |c| c.code_info().total_size);
+        self.bytes += u64::from(size);
         self.module.clear_context(&mut self.ctx);
         defined.ok()?;
-        Some(id)
+        Some((id, size as usize))
     }
 }
 
@@ -625,10 +617,9 @@ struct Gen<'a, 'b> {
     wr: Variable,
     groups: bool,
     /// Whether the compound term whose arguments the `Unify*`
-    /// instructions go through is being built (`wr`), where the code
-    /// knows it: after `PutStruct` or `PutList`, and in each of the two
-    /// copies `Gen::get_compound` makes of them. They then do not test
-    /// `wr`.
+    /// instructions go through is being built (`wr`): after `PutStruct`
+    /// or `PutList`, and in each of the two copies `Gen::get_compound`
+    /// makes of them (so no `Unify*` instruction tests `wr`).
     mode: Option<bool>,
     /// Where the run goes round itself (see `Loop`): the call, and the
     /// block that makes it, and the block that checks for room again.
@@ -1421,7 +1412,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// an unbound variable is bound to a new one, whose arguments the
     /// `Unify*` instructions after it build; anything else fails.
     fn get_compound(&mut self, k: usize, fun: Option<(Atom, u32)>, a: u32) {
-        // Read or built: the `Unify*` instructions after it test `wr`.
+        // Read or built: known only in each copy of the group below.
         self.mode = None;
         let (lo, hi) = self.deref_reg(a as usize);
         let t = self.tag(lo);
@@ -1616,14 +1607,11 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.mode = Some(true);
     }
 
-    /// Goes on to a new block when building (`wr`), to `read` when
-    /// reading: the new block.
-    fn by_mode(&mut self, read: Block) -> Block {
-        let write = self.b.create_block();
-        let wr = self.b.use_var(self.wr);
-        self.b.ins().brif(wr, write, &[], read, &[]);
-        self.b.switch_to_block(write);
-        write
+    /// Whether the `Unify*` instruction being made builds its argument
+    /// (else reads it): known, as each follows the instruction that
+    /// opened its compound term in the same run.
+    fn building(&self) -> bool {
+        self.mode.expect("a Unify instruction follows its compound term's in the run")
     }
 
     /// The address of the compound term's argument at `s`.
@@ -1651,65 +1639,24 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// `UnifyVar*`: the argument at `s` to register code `code`: a new
     /// variable there when building.
     fn unify_var(&mut self, code: usize) {
-        if self.mode == Some(true) {
+        if self.building() {
             let v = self.var_at_s();
-            let to = self.reg(code);
-            self.store(to, v);
-            self.forget(code);
-            // An unbound variable dereferences to itself.
-            self.known.push(Known { code, lo: v.0, hi: v.1, int: false });
-            self.next_arg();
-            return;
-        }
-        if self.mode == Some(false) {
+            self.new_var_in(code, v);
+        } else {
             let at = self.at_s();
             let c = self.load(at);
             let to = self.reg(code);
             self.store(to, c);
             self.forget(code);
-            self.next_arg();
-            return;
         }
-        let (read, join) = (self.b.create_block(), self.b.create_block());
-        self.b.append_block_param(join, I64);
-        self.b.append_block_param(join, I64);
-        self.by_mode(read);
-        let v = self.var_at_s();
-        self.b.ins().jump(join, &[v.0.into(), v.1.into()]);
-        self.b.switch_to_block(read);
-        let at = self.at_s();
-        let (lo, hi) = self.load(at);
-        self.b.ins().jump(join, &[lo.into(), hi.into()]);
-        self.b.switch_to_block(join);
-        let (lo, hi) = match *self.b.block_params(join) {
-            [lo, hi] => (lo, hi),
-            _ => unreachable!("two parameters"),
-        };
-        let to = self.reg(code);
-        self.store(to, (lo, hi));
-        self.forget(code);
         self.next_arg();
     }
 
     /// `UnifyVoid`: a new variable at `s` when building.
     fn unify_void(&mut self) {
-        match self.mode {
-            Some(true) => {
-                self.var_at_s();
-                self.next_arg();
-                return;
-            }
-            Some(false) => {
-                self.next_arg();
-                return;
-            }
-            None => {}
+        if self.building() {
+            self.var_at_s();
         }
-        let join = self.b.create_block();
-        self.by_mode(join);
-        self.var_at_s();
-        self.b.ins().jump(join, &[]);
-        self.b.switch_to_block(join);
         self.next_arg();
     }
 
@@ -1723,31 +1670,19 @@ impl<'a, 'b> Gen<'a, 'b> {
         write: impl FnOnce(&mut Self, (Value, i32)),
         read: impl FnOnce(&mut Self, (Value, Value), Block),
     ) {
-        if self.mode == Some(true) {
-            // Built: stored, nothing bound.
-            let at = self.at_s();
-            write(self, at);
-            self.next_arg();
-            self.go(k, k + 1);
-            return;
-        }
-        let (reading, join) = (self.b.create_block(), self.b.create_block());
-        if self.mode == Some(false) {
-            self.b.ins().jump(reading, &[]);
-        } else {
-            self.by_mode(reading);
-            let at = self.at_s();
-            write(self, at);
-            self.b.ins().jump(join, &[]);
-        }
-        self.b.switch_to_block(reading);
         let at = self.at_s();
-        let c = self.load(at);
-        let a = self.deref(c);
-        read(self, a, join);
-        self.b.switch_to_block(join);
-        // Paths with and without a binding join here.
-        self.unsettle();
+        if self.building() {
+            // Stored, nothing bound.
+            write(self, at);
+        } else {
+            let join = self.b.create_block();
+            let c = self.load(at);
+            let a = self.deref(c);
+            read(self, a, join);
+            self.b.switch_to_block(join);
+            // Paths with and without a binding join here.
+            self.unsettle();
+        }
         self.next_arg();
         self.go(k, k + 1);
     }
@@ -1812,12 +1747,17 @@ impl<'a, 'b> Gen<'a, 'b> {
         let at = self.cell_at(h);
         self.store(at, v);
         for &code in to {
-            let r = self.reg(code);
-            self.store(r, v);
-            self.forget(code);
-            // An unbound variable dereferences to itself.
-            self.known.push(Known { code, lo: v.0, hi: v.1, int: false });
+            self.new_var_in(code, v);
         }
+    }
+
+    /// Register code `code` takes the new unbound variable `v` (which
+    /// dereferences to itself).
+    fn new_var_in(&mut self, code: usize, v: (Value, Value)) {
+        let r = self.reg(code);
+        self.store(r, v);
+        self.forget(code);
+        self.known.push(Known { code, lo: v.0, hi: v.1, int: false });
     }
 
     /// Whether the dereferenced cell `(lo, hi)`, not a variable, is the
